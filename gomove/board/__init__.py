@@ -1,0 +1,1 @@
+"""The Go board: coordinates, Zobrist keys and the numba rule kernels."""

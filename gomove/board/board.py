@@ -1,0 +1,468 @@
+"""The numba Go board: state arrays and the rule kernels over them.
+
+Terms:
+- Board: a NamedTuple of numpy arrays over padded locs (see coords.py), so that
+  every kernel here is a plain ``@njit(cache=True)`` function and a Board can be
+  passed between Python and compiled code for free.
+- string: a maximal connected set of stones of one colour; ``head[loc]`` names
+  its representative loc, ``nxt`` links its stones in a circular list, and
+  ``libs[head]``/``nstones[head]`` hold its liberty and stone counts, kept
+  exact incrementally (a merge recounts the merged string's liberties).
+- simple ko: ``info[KO]`` is the point the side to move may not play.
+- positional superko: ``hist[:info[NHIST]]`` are the Zobrist hashes of every
+  position so far; a move whose result repeats one of them is a superko move.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from gomove.board.coords import NO_MOVE, PASS
+from gomove.board.zobrist import POSITION_KEYS
+
+EMPTY = 0
+BLACK = 1
+WHITE = 2
+WALL = 3
+
+# info[] slots
+SIZE = 0
+W = 1
+KO = 2
+TO_MOVE = 3
+NMOVES = 4
+LAST = 5
+LAST2 = 6
+MARKGEN = 7
+KO_CAPTURED = 8  # 1 when the last move was a simple-ko capture
+NHIST = 9
+NINFO = 10
+
+ZKEYS = POSITION_KEYS
+
+
+class Board(NamedTuple):
+    color: np.ndarray  # int8[L]: EMPTY, BLACK, WHITE or WALL
+    head: np.ndarray  # int32[L]: string representative of a stone
+    nxt: np.ndarray  # int32[L]: next stone of the same string (circular)
+    libs: np.ndarray  # int32[L]: liberties, valid at heads
+    nstones: np.ndarray  # int32[L]: stones, valid at heads
+    mark: np.ndarray  # int64[L]: scratch for counting distinct points
+    info: np.ndarray  # int64[NINFO]
+    zhash: np.ndarray  # uint64[1]: hash of the current position
+    hist: np.ndarray  # uint64[H]: hashes of past positions, for superko
+
+
+def new_board(size: int, hist_len: int = 1024) -> Board:
+    """An empty board, black to move."""
+    if not 2 <= size <= 19:
+        raise ValueError(f"board size {size} is not supported (2..19)")
+    w = size + 2
+    n = w * w
+    color = np.full(n, WALL, dtype=np.int8)
+    for r in range(size):
+        for c in range(size):
+            color[(r + 1) * w + c + 1] = EMPTY
+    info = np.zeros(NINFO, dtype=np.int64)
+    info[SIZE] = size
+    info[W] = w
+    info[KO] = -1
+    info[TO_MOVE] = BLACK
+    info[LAST] = NO_MOVE
+    info[LAST2] = NO_MOVE
+    hist = np.zeros(max(hist_len, 1), dtype=np.uint64)
+    info[NHIST] = 1  # hist[0] = hash of the empty board (0)
+    return Board(
+        color,
+        np.zeros(n, np.int32),
+        np.zeros(n, np.int32),
+        np.zeros(n, np.int32),
+        np.zeros(n, np.int32),
+        np.zeros(n, np.int64),
+        info,
+        np.zeros(1, np.uint64),
+        hist,
+    )
+
+
+@njit(cache=True)
+def copy_board(b: Board) -> Board:
+    return Board(
+        b.color.copy(),
+        b.head.copy(),
+        b.nxt.copy(),
+        b.libs.copy(),
+        b.nstones.copy(),
+        b.mark.copy(),
+        b.info.copy(),
+        b.zhash.copy(),
+        b.hist.copy(),
+    )
+
+
+@njit(cache=True)
+def neighbours(b: Board, loc: int) -> tuple[int, int, int, int]:
+    w = b.info[W]
+    return loc - w, loc - 1, loc + 1, loc + w
+
+
+@njit(cache=True)
+def _next_gen(b: Board) -> int:
+    b.info[MARKGEN] += 1
+    return b.info[MARKGEN]
+
+
+@njit(cache=True)
+def count_libs(b: Board, h: int) -> int:
+    """Distinct liberties of the string with head h, by walking it."""
+    gen = _next_gen(b)
+    n = 0
+    s = h
+    while True:
+        for nb in neighbours(b, s):
+            if b.color[nb] == EMPTY and b.mark[nb] != gen:
+                b.mark[nb] = gen
+                n += 1
+        s = b.nxt[s]
+        if s == h:
+            break
+    return n
+
+
+@njit(cache=True)
+def string_libs(b: Board, h: int, out: np.ndarray) -> int:
+    """Write up to len(out) distinct liberties of string h into out; return how many."""
+    gen = _next_gen(b)
+    n = 0
+    s = h
+    while True:
+        for nb in neighbours(b, s):
+            if b.color[nb] == EMPTY and b.mark[nb] != gen:
+                b.mark[nb] = gen
+                if n < out.shape[0]:
+                    out[n] = nb
+                n += 1
+        s = b.nxt[s]
+        if s == h:
+            break
+    return min(n, out.shape[0])
+
+
+@njit(cache=True)
+def _merge(b: Board, a: int, c: int) -> int:
+    """Merge the strings with heads a and c; return the surviving head."""
+    if b.nstones[a] < b.nstones[c]:
+        a, c = c, a
+    s = c
+    while True:
+        b.head[s] = a
+        s = b.nxt[s]
+        if s == c:
+            break
+    na = b.nxt[a]
+    b.nxt[a] = b.nxt[c]
+    b.nxt[c] = na
+    b.nstones[a] += b.nstones[c]
+    return a
+
+
+@njit(cache=True)
+def _remove_string(b: Board, h: int) -> int:
+    """Take string h off the board, giving its points back as liberties."""
+    cap_color = b.color[h]
+    other = 3 - cap_color
+    n = 0
+    s = h
+    while True:
+        nxt = b.nxt[s]
+        b.color[s] = EMPTY
+        b.zhash[0] ^= ZKEYS[cap_color, s]
+        n += 1
+        # one liberty per distinct adjacent string of the other colour
+        seen0 = -1
+        seen1 = -1
+        seen2 = -1
+        for nb in neighbours(b, s):
+            if b.color[nb] == other:
+                hh = b.head[nb]
+                if hh != seen0 and hh != seen1 and hh != seen2:
+                    b.libs[hh] += 1
+                    if seen0 == -1:
+                        seen0 = hh
+                    elif seen1 == -1:
+                        seen1 = hh
+                    else:
+                        seen2 = hh
+        s = nxt
+        if s == h:
+            break
+    return n
+
+
+@njit(cache=True)
+def place_stone(b: Board, loc: int, color: int) -> tuple[int, int]:
+    """Put a stone down and take captures; no legality check, no turn change.
+
+    Returns (stones captured, loc of one captured stone or -1).
+    """
+    opp = 3 - color
+    b.color[loc] = color
+    b.head[loc] = loc
+    b.nxt[loc] = loc
+    b.nstones[loc] = 1
+    b.zhash[0] ^= ZKEYS[color, loc]
+    n_empty = 0
+    s0 = -1
+    s1 = -1
+    s2 = -1
+    for nb in neighbours(b, loc):
+        c = b.color[nb]
+        if c == EMPTY:
+            n_empty += 1
+        elif c == BLACK or c == WHITE:
+            hh = b.head[nb]
+            if hh != s0 and hh != s1 and hh != s2:
+                b.libs[hh] -= 1
+                if s0 == -1:
+                    s0 = hh
+                elif s1 == -1:
+                    s1 = hh
+                else:
+                    s2 = hh
+    b.libs[loc] = n_empty
+    merged = False
+    for nb in neighbours(b, loc):
+        if b.color[nb] == color and b.head[nb] != b.head[loc]:
+            _merge(b, b.head[loc], b.head[nb])
+            merged = True
+    if merged:
+        h = b.head[loc]
+        b.libs[h] = count_libs(b, h)
+    captured = 0
+    cap_loc = -1
+    for nb in neighbours(b, loc):
+        if b.color[nb] == opp and b.libs[b.head[nb]] == 0:
+            captured += _remove_string(b, b.head[nb])
+            cap_loc = nb
+    return captured, cap_loc
+
+
+@njit(cache=True)
+def is_legal(b: Board, loc: int, color: int) -> bool:
+    """Empty point, not the simple-ko point, not suicide (superko: see is_superko)."""
+    if loc == PASS:
+        return True
+    if loc < 0 or loc >= b.color.shape[0] or b.color[loc] != EMPTY:
+        return False
+    if loc == b.info[KO] and color == b.info[TO_MOVE]:
+        return False
+    opp = 3 - color
+    for nb in neighbours(b, loc):
+        c = b.color[nb]
+        if c == EMPTY:
+            return True
+        if c == color and b.libs[b.head[nb]] > 1:
+            return True
+        if c == opp and b.libs[b.head[nb]] == 1:
+            return True
+    return False
+
+
+@njit(cache=True)
+def hash_after(b: Board, loc: int, color: int) -> np.uint64:
+    """Zobrist hash of the position after a (legal) move, without playing it."""
+    h = b.zhash[0]
+    if loc == PASS:
+        return h
+    h ^= ZKEYS[color, loc]
+    opp = 3 - color
+    s0 = -1
+    s1 = -1
+    s2 = -1
+    for nb in neighbours(b, loc):
+        if b.color[nb] == opp:
+            hh = b.head[nb]
+            if b.libs[hh] == 1 and hh != s0 and hh != s1 and hh != s2:
+                s = hh
+                while True:
+                    h ^= ZKEYS[opp, s]
+                    s = b.nxt[s]
+                    if s == hh:
+                        break
+                if s0 == -1:
+                    s0 = hh
+                elif s1 == -1:
+                    s1 = hh
+                else:
+                    s2 = hh
+    return h
+
+
+@njit(cache=True)
+def is_superko(b: Board, loc: int, color: int) -> bool:
+    """Would this move repeat an earlier position (positional superko)?"""
+    if loc == PASS:
+        return False
+    h = hash_after(b, loc, color)
+    n = min(b.info[NHIST], b.hist.shape[0])
+    for i in range(n):
+        if b.hist[i] == h:
+            return True
+    return False
+
+
+@njit(cache=True)
+def play(b: Board, loc: int, color: int) -> int:
+    """Play a move (assumed legal) for color and hand the turn over.
+
+    Returns the number of stones captured.
+    """
+    captured = 0
+    b.info[KO] = -1
+    b.info[KO_CAPTURED] = 0
+    if loc != PASS:
+        captured, cap_loc = place_stone(b, loc, color)
+        h = b.head[loc]
+        if captured == 1 and b.nstones[h] == 1 and b.libs[h] == 1:
+            b.info[KO] = cap_loc
+            b.info[KO_CAPTURED] = 1
+    b.info[TO_MOVE] = 3 - color
+    b.info[NMOVES] += 1
+    b.info[LAST2] = b.info[LAST]
+    b.info[LAST] = loc
+    k = b.info[NHIST]
+    if k < b.hist.shape[0]:
+        b.hist[k] = b.zhash[0]
+    b.info[NHIST] = k + 1
+    return captured
+
+
+@njit(cache=True)
+def setup_stone(b: Board, loc: int, color: int) -> None:
+    """A handicap or setup stone: placed without a turn, recorded for superko."""
+    place_stone(b, loc, color)
+    k = b.info[NHIST] - 1
+    if k < b.hist.shape[0]:
+        b.hist[k] = b.zhash[0]
+
+
+@njit(cache=True)
+def legal_moves(b: Board, color: int, superko: bool, out: np.ndarray) -> int:
+    """Write every legal on-board move of color into out; return the count (pass excluded)."""
+    size = b.info[SIZE]
+    w = b.info[W]
+    n = 0
+    for r in range(size):
+        for c in range(size):
+            loc = (r + 1) * w + c + 1
+            if is_legal(b, loc, color) and not (superko and is_superko(b, loc, color)):
+                out[n] = loc
+                n += 1
+    return n
+
+
+@njit(cache=True)
+def libs_after(b: Board, loc: int, color: int) -> int:
+    """Liberties of the string a move at loc would make, captures included."""
+    opp = 3 - color
+    gen = _next_gen(b)
+    # the own strings the stone joins
+    o0 = -1
+    o1 = -1
+    o2 = -1
+    o3 = -1
+    for nb in neighbours(b, loc):
+        if b.color[nb] == color:
+            hh = b.head[nb]
+            if hh != o0 and hh != o1 and hh != o2:
+                if o0 == -1:
+                    o0 = hh
+                elif o1 == -1:
+                    o1 = hh
+                elif o2 == -1:
+                    o2 = hh
+                else:
+                    o3 = hh
+    b.mark[loc] = gen
+    n = 0
+    for nb in neighbours(b, loc):
+        if b.color[nb] == EMPTY and b.mark[nb] != gen:
+            b.mark[nb] = gen
+            n += 1
+    for hh in (o0, o1, o2, o3):
+        if hh == -1:
+            continue
+        s = hh
+        while True:
+            for nb in neighbours(b, s):
+                if b.color[nb] == EMPTY and b.mark[nb] != gen:
+                    b.mark[nb] = gen
+                    n += 1
+            s = b.nxt[s]
+            if s == hh:
+                break
+    # stones of captured strings that touch the new string become liberties
+    for nb in neighbours(b, loc):
+        if b.color[nb] == opp and b.libs[b.head[nb]] == 1:
+            hh = b.head[nb]
+            s = hh
+            while True:
+                if b.mark[s] != gen:
+                    touches = False
+                    for nb2 in neighbours(b, s):
+                        if nb2 == loc:
+                            touches = True
+                        elif b.color[nb2] == color:
+                            h2 = b.head[nb2]
+                            if h2 == o0 or h2 == o1 or h2 == o2 or h2 == o3:
+                                touches = True
+                    if touches:
+                        b.mark[s] = gen
+                        n += 1
+                s = b.nxt[s]
+                if s == hh:
+                    break
+    return n
+
+
+@njit(cache=True)
+def captures_of(b: Board, loc: int, color: int) -> int:
+    """Stones a move at loc would capture."""
+    opp = 3 - color
+    n = 0
+    s0 = -1
+    s1 = -1
+    s2 = -1
+    for nb in neighbours(b, loc):
+        if b.color[nb] == opp:
+            hh = b.head[nb]
+            if b.libs[hh] == 1 and hh != s0 and hh != s1 and hh != s2:
+                n += b.nstones[hh]
+                if s0 == -1:
+                    s0 = hh
+                elif s1 == -1:
+                    s1 = hh
+                else:
+                    s2 = hh
+    return n
+
+
+@njit(cache=True)
+def replay_locs(b: Board, locs: np.ndarray, colors: np.ndarray, superko: bool) -> int:
+    """Play a move list, stopping at the first illegal move.
+
+    Returns the number of moves played (len(locs) when all were legal).
+    """
+    for i in range(locs.shape[0]):
+        loc = locs[i]
+        color = colors[i]
+        if loc != PASS:
+            if not is_legal(b, loc, color):
+                return i
+            if superko and is_superko(b, loc, color):
+                return i
+        play(b, loc, color)
+    return locs.shape[0]

@@ -1,0 +1,66 @@
+"""Coordinates: the four ways gomove names a point, and conversions between them.
+
+| name     | form                         | example (19x19, the point D4)    |
+|----------|------------------------------|----------------------------------|
+| sgfmill  | (row, col), row 0 = bottom   | (3, 3)                           |
+| pt       | flat point row * size + col  | 60                               |
+| loc      | padded index (row+1)*W+col+1 | 4 * 21 + 4 = 88, with W = size+2 |
+| GTP      | column letter (no I) + row   | "D4"                             |
+
+The padded board has one ring of WALL points around the playing area, so a
+neighbour of any on-board loc is loc +- 1 or loc +- W and never out of range.
+A pass is loc PASS (-1); "no move yet" is NO_MOVE (-2).
+"""
+
+from __future__ import annotations
+
+PASS = -1
+NO_MOVE = -2
+MIN_SIZE = 2
+MAX_SIZE = 19
+SUPPORTED_SIZES = (9, 13, 19)
+GTP_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
+
+
+def width(size: int) -> int:
+    return size + 2
+
+
+def to_loc(row: int, col: int, size: int) -> int:
+    return (row + 1) * (size + 2) + col + 1
+
+
+def from_loc(loc: int, size: int) -> tuple[int, int]:
+    w = size + 2
+    return loc // w - 1, loc % w - 1
+
+
+def move_to_loc(move: tuple[int, int] | None, size: int) -> int:
+    """sgfmill move (row, col) or None (pass) -> loc."""
+    if move is None:
+        return PASS
+    return to_loc(move[0], move[1], size)
+
+
+def loc_to_move(loc: int, size: int) -> tuple[int, int] | None:
+    if loc == PASS:
+        return None
+    return from_loc(loc, size)
+
+
+def loc_to_gtp(loc: int, size: int) -> str:
+    if loc == PASS:
+        return "pass"
+    row, col = from_loc(loc, size)
+    return f"{GTP_COLUMNS[col]}{row + 1}"
+
+
+def gtp_to_loc(vertex: str, size: int) -> int:
+    v = vertex.strip().upper()
+    if v == "PASS":
+        return PASS
+    col = GTP_COLUMNS.index(v[0])
+    row = int(v[1:]) - 1
+    if not (0 <= row < size and 0 <= col < size):
+        raise ValueError(f"vertex {vertex!r} is off a {size}x{size} board")
+    return to_loc(row, col, size)

@@ -1,0 +1,1 @@
+"""Datasets: reading games, extracting feature shards, loading padded batches."""

@@ -1,0 +1,1 @@
+"""Features of candidate moves: Coulom's tactical groups, shape patterns, the registry."""

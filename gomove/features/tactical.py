@@ -1,0 +1,279 @@
+"""Coulom's tactical features (Table 1) and the ladder reader they need.
+
+Each feature group gives a candidate one level (0 = absent). Where the paper
+is terse, the levels are defined here; the lowest-numbered level that applies
+wins when several do (a move capturing two strings takes the best level).
+
+- pass: 1 previous move is not a pass (or there is none); 2 previous move is a pass.
+- capture (the move captures a string S of the opponent):
+  1 S touches one of our strings that the previous move put in atari
+    (a "new atari": our string has one liberty and touches the previous move);
+  2 S contains the previous move (re-capture);
+  3 the move touches the string of the previous move, so capturing S keeps
+    that string from connecting through this point (prevent connection);
+  4 S could escape a ladder if its owner extended; 5 S would be caught in a ladder.
+- extension (the move is the liberty of one of our strings in a new atari):
+  1 extending escapes (no working ladder); 2 the string is still caught in a ladder.
+- self_atari: 1 the move captures nothing and leaves its own string one liberty.
+- atari (the move takes an opponent string from two liberties to one):
+  1 the atari is a working ladder; 2 a ko is on the board (the previous move
+  took a ko, so this atari may be a ko threat); 3 any other atari.
+- border: distance to the edge, 1 (first line) .. 4; absent from the 5th line on.
+- dist_prev, dist_prev2: d(dx, dy) = dx + dy + max(dx, dy) to the previous move
+  and to the move before it: level d - 1 for d = 2..16, 16 for d >= 17; absent
+  when that move was a pass or there was none.
+
+Ladder reader: the defender, to move, extends its string's single liberty;
+three liberties or more escape, one is caught, two let the attacker try each
+liberty in turn. The defender also escapes by capturing an attacking string
+in atari. Ko is ignored and reading depth is bounded (LADDER_DEPTH).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from gomove.board.board import (
+    BLACK,
+    KO,
+    LAST,
+    LAST2,
+    SIZE,
+    WHITE,
+    Board,
+    captures_of,
+    copy_board,
+    is_legal,
+    libs_after,
+    neighbours,
+    place_stone,
+    string_libs,
+)
+from gomove.board.coords import PASS
+
+LADDER_DEPTH = 80
+
+# columns of the tactical level array
+PASS_COL = 0
+CAPTURE_COL = 1
+EXTENSION_COL = 2
+SELF_ATARI_COL = 3
+ATARI_COL = 4
+BORDER_COL = 5
+DIST_PREV_COL = 6
+DIST_PREV2_COL = 7
+N_TACTICAL = 8
+
+TACTICAL_LEVELS = {
+    "pass": ("not_after_pass", "after_pass"),
+    "capture": ("atari_defence", "recapture", "prevent_connection", "no_ladder", "ladder"),
+    "extension": ("new_atari", "new_atari_ladder"),
+    "self_atari": ("self_atari",),
+    "atari": ("ladder", "ko", "other"),
+    "border": ("1", "2", "3", "4"),
+    "dist_prev": tuple(str(d) for d in range(2, 17)) + (">=17",),
+    "dist_prev2": tuple(str(d) for d in range(2, 17)) + (">=17",),
+}
+TACTICAL_GROUPS = tuple(TACTICAL_LEVELS)
+
+
+@njit(cache=True)
+def _reading_copy(b: Board) -> Board:
+    c = copy_board(b)
+    c.info[KO] = -1
+    return c
+
+
+@njit(cache=True)
+def _touches_string(b: Board, loc: int, h: int) -> bool:
+    for nb in neighbours(b, loc):
+        c = b.color[nb]
+        if (c == BLACK or c == WHITE) and b.head[nb] == h:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _can_capture_attacker(b: Board, h: int) -> bool:
+    """Does an opponent string touching string h have a single liberty?"""
+    defender = b.color[h]
+    attacker = 3 - defender
+    s = h
+    while True:
+        for nb in neighbours(b, s):
+            if b.color[nb] == attacker and b.libs[b.head[nb]] == 1:
+                return True
+        s = b.nxt[s]
+        if s == h:
+            break
+    return False
+
+
+@njit(cache=True)
+def ladder_captured(b: Board, stone: int, depth: int) -> bool:
+    """Is the string at stone, in atari with its owner to move, caught in a ladder?"""
+    h = b.head[stone]
+    if b.libs[h] != 1:
+        return b.libs[h] == 0
+    if depth > LADDER_DEPTH:
+        return False
+    defender = b.color[h]
+    attacker = 3 - defender
+    if _can_capture_attacker(b, h):
+        return False
+    lib = np.empty(2, dtype=np.int64)
+    string_libs(b, h, lib)
+    if not is_legal(b, lib[0], defender):
+        return True
+    c = _reading_copy(b)
+    place_stone(c, lib[0], defender)
+    h2 = c.head[stone]
+    n = c.libs[h2]
+    if n >= 3:
+        return False
+    if n <= 1:
+        return True
+    libs2 = np.empty(2, dtype=np.int64)
+    string_libs(c, h2, libs2)
+    for i in range(2):
+        a = libs2[i]
+        if not is_legal(c, a, attacker):
+            continue
+        d = _reading_copy(c)
+        place_stone(d, a, attacker)
+        if d.libs[d.head[stone]] == 1 and ladder_captured(d, stone, depth + 1):
+            return True
+    return False
+
+
+@njit(cache=True)
+def atari_is_ladder(b: Board, loc: int, color: int, target: int) -> bool:
+    """Would the atari at loc by color catch the string at target in a ladder?"""
+    c = _reading_copy(b)
+    place_stone(c, loc, color)
+    if c.color[target] != 3 - color:
+        return False
+    return ladder_captured(c, target, 0)
+
+
+@njit(cache=True)
+def coulom_distance(a: int, b_: int, w: int) -> int:
+    dx = abs(a % w - b_ % w)
+    dy = abs(a // w - b_ // w)
+    return dx + dy + max(dx, dy)
+
+
+@njit(cache=True)
+def _distance_level(loc: int, prev: int, w: int) -> int:
+    if prev < 0:
+        return 0
+    d = coulom_distance(loc, prev, w)
+    if d >= 17:
+        return 16
+    return d - 1
+
+
+@njit(cache=True)
+def tactical_levels(
+    b: Board, color: int, cands: np.ndarray, n: int, ladder_memo: np.ndarray, out: np.ndarray
+) -> None:
+    """Levels of the tactical groups for candidates cands[:n] (PASS allowed) into out[n, 8].
+
+    ladder_memo[loc]: -1 unknown, else 0/1 "caught in a ladder" for the string
+    headed at loc in this position; the caller resets it per position.
+    """
+    opp = 3 - color
+    w = b.info[1]
+    size = b.info[SIZE]
+    last = b.info[LAST]
+    last2 = b.info[LAST2]
+    ko_on_board = b.info[KO] >= 0
+    # our strings in a new atari: one liberty and touching the previous move
+    na0 = -1
+    na1 = -1
+    na2 = -1
+    na3 = -1
+    last_head = -1
+    if last >= 0 and b.color[last] == opp:
+        last_head = b.head[last]
+    if last >= 0:
+        for nb in neighbours(b, last):
+            if b.color[nb] == color and b.libs[b.head[nb]] == 1:
+                hh = b.head[nb]
+                if hh != na0 and hh != na1 and hh != na2:
+                    if na0 == -1:
+                        na0 = hh
+                    elif na1 == -1:
+                        na1 = hh
+                    elif na2 == -1:
+                        na2 = hh
+                    else:
+                        na3 = hh
+    for i in range(n):
+        loc = cands[i]
+        for g in range(8):
+            out[i, g] = 0
+        if loc == PASS:
+            out[i, PASS_COL] = 2 if last == PASS else 1
+            continue
+        row = loc // w - 1
+        col = loc % w - 1
+        edge = min(min(row, col), min(size - 1 - row, size - 1 - col)) + 1
+        if edge <= 4:
+            out[i, BORDER_COL] = edge
+        out[i, DIST_PREV_COL] = _distance_level(loc, last, w)
+        out[i, DIST_PREV2_COL] = _distance_level(loc, last2, w)
+        cap = 0
+        ext = 0
+        atari = 0
+        for nb in neighbours(b, loc):
+            c = b.color[nb]
+            if c == opp:
+                hh = b.head[nb]
+                nl = b.libs[hh]
+                if nl == 1:
+                    # capture of string hh
+                    lvl = 0
+                    s = hh
+                    while True:
+                        for nb2 in neighbours(b, s):
+                            if b.color[nb2] == color:
+                                h2 = b.head[nb2]
+                                if h2 == na0 or h2 == na1 or h2 == na2 or h2 == na3:
+                                    lvl = 1
+                        s = b.nxt[s]
+                        if s == hh or lvl == 1:
+                            break
+                    if lvl == 0 and last_head == hh:
+                        lvl = 2
+                    if lvl == 0 and last_head >= 0 and _touches_string(b, loc, last_head):
+                        lvl = 3
+                    if lvl == 0:
+                        if ladder_memo[hh] < 0:
+                            ladder_memo[hh] = 1 if ladder_captured(b, hh, 0) else 0
+                        lvl = 5 if ladder_memo[hh] == 1 else 4
+                    if cap == 0 or lvl < cap:
+                        cap = lvl
+                elif nl == 2:
+                    if atari_is_ladder(b, loc, color, hh):
+                        lvl = 1
+                    elif ko_on_board:
+                        lvl = 2
+                    else:
+                        lvl = 3
+                    if atari == 0 or lvl < atari:
+                        atari = lvl
+            elif c == color:
+                hh = b.head[nb]
+                if b.libs[hh] == 1 and (hh == na0 or hh == na1 or hh == na2 or hh == na3):
+                    if ladder_memo[hh] < 0:
+                        ladder_memo[hh] = 1 if ladder_captured(b, hh, 0) else 0
+                    lvl = 2 if ladder_memo[hh] == 1 else 1
+                    if ext == 0 or lvl < ext:
+                        ext = lvl
+        out[i, CAPTURE_COL] = cap
+        out[i, EXTENSION_COL] = ext
+        out[i, ATARI_COL] = atari
+        if captures_of(b, loc, color) == 0 and libs_after(b, loc, color) == 1:
+            out[i, SELF_ATARI_COL] = 1

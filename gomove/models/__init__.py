@@ -1,0 +1,1 @@
+"""Models: parameters and scoring of move-prediction models (no I/O, no logging)."""

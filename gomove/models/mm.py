@@ -1,0 +1,158 @@
+"""Generalized Bradley-Terry move model and its minorization-maximization step.
+
+Coulom 2007 ("Computing Elo Ratings of Move Patterns in the Game of Go"),
+section 2: every candidate move is a *team* of feature levels, its strength is
+the product of their gammas, and the expert move *wins* against the other legal
+candidates of its position:
+
+    P(cand m of position j) = gamma(team m) / E_j,   E_j = sum_legal gamma(team).
+
+Terms (tensors are float64, indices are the global feature indices of
+``gomove.data.batch``):
+- log_gamma: Tensor[F], log of each gamma; index 0 is the shared ``none`` index,
+  fixed to 0 (gamma 1) and never updated.
+- group: a feature whose levels occupy ``[offset, offset + size)`` and column
+  ``column`` of ``feat``; its levels never share a team, so they are updated
+  together (Coulom 2007, 2.5.4 "batch updates").
+- W_i: wins of level i, the number of positions whose expert move has i.
+- denominator_i: sum_j C_ij / E_j with C_ij the strength of i's team mates,
+  summed over the candidates of position j that have i (Coulom 2007, 2.5.3).
+- prior: one virtual win and one virtual loss of every level against a virtual
+  opponent of gamma 1 (Coulom 2007, 3.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+
+def team_log_strength(log_gamma: torch.Tensor, feat: torch.Tensor) -> torch.Tensor:
+    """log gamma of every candidate's team: gather and sum over groups.
+
+    feat: LongTensor[B, M, G] -> Tensor[B, M]. Padding rows (all zeros) get 0;
+    mask them before any softmax.
+    """
+    return log_gamma[feat].sum(-1)
+
+
+def masked_log_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """log softmax over the real candidates only; -inf on padding. [B, M] -> [B, M]."""
+    scores = scores.masked_fill(~mask, float("-inf"))
+    return scores - torch.logsumexp(scores, dim=1, keepdim=True)
+
+
+class BradleyTerry(nn.Module):
+    """One gamma per feature level; a candidate's gamma is the product over its team.
+
+    ``log_gamma`` is a float64 buffer (not an autograd parameter: MM updates it
+    in closed form). ``log_gamma[0] == 0`` always (the ``none`` index).
+    """
+
+    log_gamma: torch.Tensor
+
+    def __init__(self, n_features: int, log_gamma: torch.Tensor | None = None) -> None:
+        super().__init__()
+        if log_gamma is None:
+            log_gamma = torch.zeros(n_features, dtype=torch.float64)
+        if log_gamma.shape != (n_features,):
+            raise ValueError(f"log_gamma has shape {tuple(log_gamma.shape)}, want ({n_features},)")
+        if log_gamma[0].item() != 0.0:
+            raise ValueError("log_gamma[0] (the 'none' index) must be 0")
+        self.register_buffer("log_gamma", log_gamma.detach().to(torch.float64).clone())
+
+    @property
+    def n_features(self) -> int:
+        return self.log_gamma.shape[0]
+
+    def team_log_strength(self, feat: torch.Tensor) -> torch.Tensor:
+        """feat: LongTensor[B, M, G] -> log team gamma, Tensor[B, M]."""
+        return team_log_strength(self.log_gamma, feat)
+
+    def log_probs(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Log-probability of every candidate, -inf on padding. [B, M, G], [B, M] -> [B, M]."""
+        return masked_log_softmax(self.team_log_strength(feat), mask)
+
+    def forward(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.log_probs(feat, mask)
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, torch.Tensor]) -> BradleyTerry:
+        """Rebuild a model from ``state_dict()`` output (e.g. after torch.load)."""
+        log_gamma = state["log_gamma"]
+        return cls(log_gamma.shape[0], log_gamma)
+
+
+def log_prior(log_gamma: torch.Tensor) -> torch.Tensor:
+    """log P(virtual results | gamma), summed over every level but ``none``.
+
+    Each level i wins once and loses once against gamma 1 (Coulom 2007, 3.3):
+    log(g / (g + 1)) + log(1 / (g + 1)) = log g - 2 log(1 + g).
+    Levels with no data sit at its maximum, gamma = 1.
+    """
+    lg = log_gamma[1:]
+    return (lg - 2.0 * nn.functional.softplus(lg)).sum()
+
+
+def accumulate_stats(
+    log_gamma: torch.Tensor,
+    feat: torch.Tensor,
+    mask: torch.Tensor,
+    winner: torch.Tensor,
+    columns: Sequence[int],
+    wins: torch.Tensor,
+    denom: torch.Tensor,
+) -> torch.Tensor:
+    """Add one batch's MM statistics of the groups in ``columns`` to wins and denom.
+
+    feat: LongTensor[B, M, G], mask: BoolTensor[B, M], winner: LongTensor[B];
+    wins, denom: float64 Tensor[F], updated in place (slot 0 collects the
+    ``none`` index and padding and means nothing). Returns the batch's
+    log-likelihood, sum_j log P(expert move of j), a float64 scalar tensor.
+
+    C_ij / E_j = exp(log team - log gamma_i - logsumexp_j) (Coulom 2007, 2.5.3),
+    i.e. P(cand) / gamma_i, computed in log space so no product of gammas can
+    overflow. A level present in several candidates of a position adds each of
+    them: C_ij sums the team mates over every team of j that contains i.
+    """
+    log_p = masked_log_softmax(team_log_strength(log_gamma, feat), mask)
+    rows = torch.arange(feat.shape[0], device=feat.device)
+    log_lik = log_p[rows, winner].sum()
+    cols = list(columns)
+    if not cols:
+        return log_lik
+    idx = feat[:, :, cols]  # [B, M, k]
+    win_idx = feat[rows, winner][:, cols]  # [B, k]
+    wins += torch.bincount(win_idx.reshape(-1), minlength=wins.shape[0]).to(wins.dtype)
+    # padding has log_p = -inf, so it adds exp(-inf) = 0
+    ratio = torch.exp(log_p.unsqueeze(-1) - log_gamma[idx])
+    denom.index_add_(0, idx.reshape(-1), ratio.reshape(-1))
+    return log_lik
+
+
+def mm_update(
+    log_gamma: torch.Tensor,
+    wins: torch.Tensor,
+    denom: torch.Tensor,
+    offset: int,
+    size: int,
+) -> torch.Tensor:
+    """One MM batch update of the group at ``[offset, offset + size)``; returns new log_gamma.
+
+    gamma_i <- W_i / sum_j C_ij / E_j (Coulom 2007, 2.5.3), with the prior's
+    virtual games added: one win (W_i += 1) and two games against gamma 1 with
+    C = 1 and E = gamma_i + 1 (denominator += 2 / (gamma_i + 1)). wins and denom
+    must come from ``accumulate_stats`` at this same log_gamma. Every other
+    index, including 0, is copied unchanged.
+    """
+    if offset < 1 or offset + size > log_gamma.shape[0]:
+        raise ValueError(f"group range [{offset}, {offset + size}) outside [1, {len(log_gamma)})")
+    sl = slice(offset, offset + size)
+    lg = log_gamma[sl]
+    w = wins[sl] + 1.0
+    d = denom[sl] + 2.0 * torch.sigmoid(-lg)  # 2 / (gamma + 1)
+    out = log_gamma.clone()
+    out[sl] = torch.log(w) - torch.log(d)
+    return out

@@ -1,0 +1,1 @@
+"""Training loops, devices and metrics logging for the move-prediction models."""

@@ -1,0 +1,130 @@
+"""Slow, obviously-correct pure-Python oracles that the fast code is tested against.
+
+A flat module of functions; each says what it recomputes from scratch.
+
+Board oracles take ``color``, the padded colour array of a Board (any
+sequence indexed by loc, see gomove/board/coords.py) and the board size, and
+never read the Board's incremental state (heads, liberty counts, hashes).
+Terms: ``player`` is the colour to play a move; ``ko`` is the simple-ko point
+the player may not fill (-1 for none).
+"""
+
+from __future__ import annotations
+
+from gomove.board.board import BLACK, EMPTY, WHITE
+from gomove.board.coords import from_loc, to_loc
+from gomove.board.zobrist import POSITION_KEYS
+
+# --- board -------------------------------------------------------------------
+
+
+def board_points(size: int) -> list[int]:
+    """Every on-board loc, row by row from the bottom."""
+    return [to_loc(r, c, size) for r in range(size) for c in range(size)]
+
+
+def adjacent(loc: int, size: int) -> list[int]:
+    """The on-board points next to loc (2 in a corner, 3 on an edge, else 4)."""
+    r, c = from_loc(loc, size)
+    steps = ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
+    return [to_loc(rr, cc, size) for rr, cc in steps if 0 <= rr < size and 0 <= cc < size]
+
+
+def string_at(color, loc: int, size: int) -> frozenset[int]:
+    """The stones of the string through the stone at loc, by flood fill."""
+    c = color[loc]
+    assert c in (BLACK, WHITE), f"no stone at {loc}"
+    seen = {loc}
+    todo = [loc]
+    while todo:
+        s = todo.pop()
+        for nb in adjacent(s, size):
+            if color[nb] == c and nb not in seen:
+                seen.add(nb)
+                todo.append(nb)
+    return frozenset(seen)
+
+
+def liberties(color, stones, size: int) -> frozenset[int]:
+    """The empty points next to any of the stones."""
+    return frozenset(nb for s in stones for nb in adjacent(s, size) if color[nb] == EMPTY)
+
+
+def strings(color, size: int) -> list[tuple[frozenset[int], frozenset[int]]]:
+    """Every string on the board as (stones, liberties)."""
+    out = []
+    done: set[int] = set()
+    for loc in board_points(size):
+        if color[loc] in (BLACK, WHITE) and loc not in done:
+            stones = string_at(color, loc, size)
+            done |= stones
+            out.append((stones, liberties(color, stones, size)))
+    return out
+
+
+def after_move(color, loc: int, player: int, size: int) -> tuple[list[int], frozenset[int]]:
+    """Place a stone on an empty point and take the opponent's strings left
+    without liberties. Returns (the new colour list, the captured points).
+
+    The player's own string is left as it is, even without liberties: a
+    caller that cares about suicide checks it (see is_legal).
+    """
+    assert color[loc] == EMPTY, f"{loc} is not empty"
+    new = [int(c) for c in color]
+    new[loc] = player
+    opp = 3 - player
+    captured: set[int] = set()
+    for nb in adjacent(loc, size):
+        if new[nb] == opp and nb not in captured:
+            stones = string_at(new, nb, size)
+            if not liberties(new, stones, size):
+                captured |= stones
+    for s in captured:
+        new[s] = EMPTY
+    return new, frozenset(captured)
+
+
+def is_legal(color, loc: int, player: int, size: int, ko: int = -1) -> bool:
+    """Empty, not the simple-ko point, and the new string keeps a liberty."""
+    if color[loc] != EMPTY or loc == ko:
+        return False
+    new, _ = after_move(color, loc, player, size)
+    return bool(liberties(new, string_at(new, loc, size), size))
+
+
+def legal_moves(color, player: int, size: int, ko: int = -1) -> set[int]:
+    """Every legal on-board move (pass excluded) under the simple-ko rule."""
+    return {loc for loc in board_points(size) if is_legal(color, loc, player, size, ko)}
+
+
+def libs_after(color, loc: int, player: int, size: int) -> int:
+    """Liberties of the string that a move at loc makes, after its captures."""
+    new, _ = after_move(color, loc, player, size)
+    return len(liberties(new, string_at(new, loc, size), size))
+
+
+def captures_of(color, loc: int, player: int, size: int) -> int:
+    """Stones a move at loc would capture."""
+    return len(after_move(color, loc, player, size)[1])
+
+
+def ko_after(color, loc: int, player: int, size: int) -> int:
+    """The simple-ko point a move creates, or -1.
+
+    A ko: the move captures exactly one stone, and the capturing stone is
+    then a lone stone with one liberty (the point it just emptied).
+    """
+    new, captured = after_move(color, loc, player, size)
+    stones = string_at(new, loc, size)
+    if len(captured) == 1 and len(stones) == 1 and len(liberties(new, stones, size)) == 1:
+        return next(iter(captured))
+    return -1
+
+
+def zobrist_hash(color, size: int) -> int:
+    """XOR of POSITION_KEYS[colour, loc] over every stone (empty board: 0)."""
+    h = 0
+    for loc in board_points(size):
+        if color[loc] in (BLACK, WHITE):
+            h ^= int(POSITION_KEYS[color[loc], loc])
+    return h

@@ -111,39 +111,72 @@ def _can_capture_attacker(b: Board, h: int) -> bool:
 
 
 @njit(cache=True)
-def ladder_captured(b: Board, stone: int, depth: int) -> bool:
-    """Is the string at stone, in atari with its owner to move, caught in a ladder?"""
+def _defender_step(b: Board, stone: int) -> tuple[int, Board, int, int]:
+    """The defender of the string at stone (in atari) moves.
+
+    Returns (0 escaped | 1 captured | 2 two liberties, board after extending,
+    its two liberties).
+    """
     h = b.head[stone]
     if b.libs[h] != 1:
-        return b.libs[h] == 0
-    if depth > LADDER_DEPTH:
-        return False
+        return (1 if b.libs[h] == 0 else 0), b, -1, -1
     defender = b.color[h]
-    attacker = 3 - defender
     if _can_capture_attacker(b, h):
-        return False
+        return 0, b, -1, -1
     lib = np.empty(2, dtype=np.int64)
     string_libs(b, h, lib)
     if not is_legal(b, lib[0], defender):
-        return True
+        return 1, b, -1, -1
     c = _reading_copy(b)
     place_stone(c, lib[0], defender)
     h2 = c.head[stone]
     n = c.libs[h2]
     if n >= 3:
-        return False
+        return 0, c, -1, -1
     if n <= 1:
-        return True
-    libs2 = np.empty(2, dtype=np.int64)
-    string_libs(c, h2, libs2)
-    for i in range(2):
-        a = libs2[i]
-        if not is_legal(c, a, attacker):
+        return 1, c, -1, -1
+    string_libs(c, h2, lib)
+    return 2, c, lib[0], lib[1]
+
+
+@njit(cache=True)
+def ladder_captured(b: Board, stone: int) -> bool:
+    """Is the string at stone, in atari with its owner to move, caught in a ladder?
+
+    Depth-first over the attacker's two choices at each step, with an explicit
+    stack (numba cannot cache recursive functions reliably).
+    """
+    status, c, a0, a1 = _defender_step(b, stone)
+    if status != 2:
+        return status == 1
+    attacker = 3 - b.color[stone]
+    boards = [c]
+    opts = [(a0, a1)]
+    choice = [0]
+    while len(boards) > 0:
+        top = len(boards) - 1
+        k = choice[top]
+        if k >= 2:
+            boards.pop()
+            opts.pop()
+            choice.pop()
             continue
-        d = _reading_copy(c)
+        choice[top] = k + 1
+        a = opts[top][k]
+        cb = boards[top]
+        if not is_legal(cb, a, attacker):
+            continue
+        d = _reading_copy(cb)
         place_stone(d, a, attacker)
-        if d.libs[d.head[stone]] == 1 and ladder_captured(d, stone, depth + 1):
+        if d.libs[d.head[stone]] != 1:
+            continue
+        status, c2, x0, x1 = _defender_step(d, stone)
+        if status == 1:
             return True
+        if status == 2 and len(boards) < LADDER_DEPTH:
+            boards.append(c2)
+            opts.append((x0, x1))
+            choice.append(0)
     return False
 
 
@@ -154,7 +187,7 @@ def atari_is_ladder(b: Board, loc: int, color: int, target: int) -> bool:
     place_stone(c, loc, color)
     if c.color[target] != 3 - color:
         return False
-    return ladder_captured(c, target, 0)
+    return ladder_captured(c, target)
 
 
 @njit(cache=True)
@@ -251,7 +284,7 @@ def tactical_levels(
                         lvl = 3
                     if lvl == 0:
                         if ladder_memo[hh] < 0:
-                            ladder_memo[hh] = 1 if ladder_captured(b, hh, 0) else 0
+                            ladder_memo[hh] = 1 if ladder_captured(b, hh) else 0
                         lvl = 5 if ladder_memo[hh] == 1 else 4
                     if cap == 0 or lvl < cap:
                         cap = lvl
@@ -268,7 +301,7 @@ def tactical_levels(
                 hh = b.head[nb]
                 if b.libs[hh] == 1 and (hh == na0 or hh == na1 or hh == na2 or hh == na3):
                     if ladder_memo[hh] < 0:
-                        ladder_memo[hh] = 1 if ladder_captured(b, hh, 0) else 0
+                        ladder_memo[hh] = 1 if ladder_captured(b, hh) else 0
                     lvl = 2 if ladder_memo[hh] == 1 else 1
                     if ext == 0 or lvl < ext:
                         ext = lvl

@@ -1,0 +1,38 @@
+"""FeatureConfig: which groups a dataset has and how shapes are harvested."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gomove.features.tactical import TACTICAL_GROUPS
+
+
+@dataclass
+class FeatureConfig:
+    name: str = "full"
+    # tactical groups of Coulom's Table 1, by name (see features/tactical.py)
+    tactical: list[str] = field(default_factory=lambda: list(TACTICAL_GROUPS))
+    shapes: bool = True
+    min_radius: int = 3
+    max_radius: int = 10
+    # harvest: keep shapes played at least min_count times in the training games
+    # (Stern et al. keep patterns "played more than n times"; Wistuba et al. use 10)
+    min_count: int = 10
+    harvest_max_games: int | None = None
+    # a Bloom filter in front of the exact counts: a pattern enters the counts
+    # on its second sighting, so memory grows with repeated patterns only
+    bloom_bits: int = 1 << 27
+    bloom_hashes: int = 4
+    superko: bool = True
+
+    def validate(self) -> None:
+        unknown = [g for g in self.tactical if g not in TACTICAL_GROUPS]
+        if unknown:
+            raise ValueError(f"unknown tactical groups {unknown}; known: {list(TACTICAL_GROUPS)}")
+        if not 2 <= self.min_radius <= self.max_radius <= 10:
+            raise ValueError(
+                f"pattern radii must satisfy 2 <= min <= max <= 10, got "
+                f"{self.min_radius}..{self.max_radius}"
+            )
+        if self.min_count < 1:
+            raise ValueError("min_count must be >= 1")

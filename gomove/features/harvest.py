@@ -1,0 +1,203 @@
+"""Harvesting shape patterns from training games, and the PatternTable it yields.
+
+Terms:
+- sighting: the canonical hash of one template radius around one played move.
+- PatternTable: the kept patterns (seen at least min_count times), ordered by
+  radius then by decreasing count; pattern i is shape level i + 1.
+
+Memory stays bounded when the number of distinct patterns explodes (Stern,
+"Harvesting": a Bloom filter): a pattern's first sighting only sets bits of a
+Bloom filter; it enters the exact counts on its second sighting (counted as 2).
+Patterns seen once, the bulk of the large ones, never take a dict entry. A
+Bloom false positive can overcount a pattern by one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numba import njit, types
+from numba.typed import Dict
+from tqdm import tqdm
+
+from gomove.board.board import TO_MOVE, play
+from gomove.board.coords import PASS
+from gomove.data.replay import game_arrays, start_board
+from gomove.features.config import FeatureConfig
+from gomove.features.patterns import Templates, build_table, make_templates, pattern_hashes
+
+TABLE_FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PatternTable:
+    hashes: np.ndarray  # uint64[P]
+    radius: np.ndarray  # int64[P]
+    count: np.ndarray  # int64[P]
+    min_radius: int
+    max_radius: int
+    min_count: int
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def level_names(self) -> tuple[str, ...]:
+        return tuple(f"r{r}:0x{int(h):016x}" for h, r in zip(self.hashes, self.radius))
+
+    def lookup(self) -> tuple[np.ndarray, np.ndarray]:
+        return build_table(self.hashes)
+
+    def save(self, path: str | Path) -> None:
+        from gomove.data.atomic import atomic_save_npz
+
+        atomic_save_npz(
+            path,
+            hashes=self.hashes,
+            radius=self.radius,
+            count=self.count,
+            meta=np.array([TABLE_FORMAT_VERSION, self.min_radius, self.max_radius, self.min_count]),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> PatternTable:
+        with np.load(path) as z:
+            version, rmin, rmax, mc = (int(v) for v in z["meta"])
+            if version != TABLE_FORMAT_VERSION:
+                raise ValueError(
+                    f"{path}: pattern table format {version}, expected {TABLE_FORMAT_VERSION}"
+                )
+            return cls(z["hashes"], z["radius"], z["count"], rmin, rmax, mc)
+
+    def summary(self) -> dict:
+        per_radius = {int(r): int(np.sum(self.radius == r)) for r in np.unique(self.radius)}
+        return {"patterns": len(self), "min_count": self.min_count, "per_radius": per_radius}
+
+
+@njit(cache=True)
+def played_hashes(b, locs, colors, dx, dy, ends, perm, keys, out: np.ndarray) -> None:
+    """Replay a game; out[i, k] = canonical hash of radius k around move i (0 for a pass)."""
+    tmp = np.empty(ends.shape[0], dtype=np.uint64)
+    for i in range(locs.shape[0]):
+        loc = locs[i]
+        color = colors[i]
+        if loc == PASS:
+            out[i, :] = 0
+        else:
+            b.info[TO_MOVE] = color
+            pattern_hashes(b, loc, color, dx, dy, ends, perm, keys, tmp)
+            out[i, :] = tmp
+        play(b, loc, color)
+
+
+@njit(cache=True)
+def _bloom_seen(bits: np.ndarray, key: np.uint64, k: int) -> bool:
+    """Test-and-set: True when all k bits were already set."""
+    nbits = np.uint64(bits.shape[0] * 64)
+    h2 = (key * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
+    seen = True
+    for i in range(k):
+        idx = (key + np.uint64(i) * h2) % nbits
+        word = idx >> np.uint64(6)
+        bit = np.uint64(1) << (idx & np.uint64(63))
+        if bits[word] & bit == 0:
+            seen = False
+            bits[word] |= bit
+    return seen
+
+
+RADIUS_BITS = 8  # counts[h] = count << RADIUS_BITS | radius index
+
+
+@njit(cache=True)
+def count_sightings(hashes: np.ndarray, bits: np.ndarray, k: int, counts) -> None:
+    """Add hashes[N, R] (0 = none) to counts with the Bloom filter in front."""
+    one = 1 << RADIUS_BITS
+    for i in range(hashes.shape[0]):
+        for r in range(hashes.shape[1]):
+            h = hashes[i, r]
+            if h == 0:
+                continue
+            if h in counts:
+                counts[h] += one
+            elif _bloom_seen(bits, h, k):
+                counts[h] = 2 * one + r
+
+
+@njit(cache=True)
+def _dump(counts) -> tuple[np.ndarray, np.ndarray]:
+    keys = np.empty(len(counts), dtype=np.uint64)
+    vals = np.empty(len(counts), dtype=np.int64)
+    i = 0
+    for k, v in counts.items():
+        keys[i] = k
+        vals[i] = v
+        i += 1
+    return keys, vals
+
+
+def _game_hashes(args: tuple) -> tuple[int, np.ndarray]:
+    games, templates = args
+    t = templates
+    parts = []
+    for game in games:
+        ga = game_arrays(game)
+        b = start_board(ga)
+        out = np.zeros((len(ga.locs), len(t.radii)), dtype=np.uint64)
+        played_hashes(b, ga.locs, ga.colors, t.dx, t.dy, t.ends, t.perm, t.keys, out)
+        parts.append(out)
+    if not parts:
+        return 0, np.zeros((0, len(t.radii)), dtype=np.uint64)
+    return len(games), np.concatenate(parts)
+
+
+def _chunks(games: Iterable, n: int) -> Iterable[list]:
+    chunk = []
+    for g in games:
+        chunk.append(g)
+        if len(chunk) == n:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def harvest(
+    games: Iterable,
+    cfg: FeatureConfig,
+    workers: int = 1,
+    progress: bool = True,
+    total: int | None = None,
+) -> PatternTable:
+    """Count the shapes of played moves over games; keep those seen >= cfg.min_count times."""
+    t = make_templates(cfg.min_radius, cfg.max_radius)
+    bits = np.zeros(max(cfg.bloom_bits // 64, 1), dtype=np.uint64)
+    counts = Dict.empty(types.uint64, types.int64)
+    chunk_games = 25
+    tasks = ((chunk, t) for chunk in _chunks(games, chunk_games))
+    bar = tqdm(total=total, desc="harvest", unit="game", disable=not progress)
+    pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
+    try:
+        results = pool.imap(_game_hashes, tasks) if pool else map(_game_hashes, tasks)
+        for n_games, hashes in results:
+            count_sightings(hashes, bits, cfg.bloom_hashes, counts)
+            bar.update(n_games)
+    finally:
+        bar.close()
+        if pool:
+            pool.close()
+            pool.join()
+    return _table_from_counts(counts, t, cfg.min_count)
+
+
+def _table_from_counts(counts, t: Templates, min_count: int) -> PatternTable:
+    keys, packed = _dump(counts)
+    vals = packed >> RADIUS_BITS
+    rad_idx = packed & ((1 << RADIUS_BITS) - 1)
+    keep = vals >= min_count
+    keys, vals, rad = keys[keep], vals[keep], np.asarray(t.radii, dtype=np.int64)[rad_idx[keep]]
+    order = np.lexsort((keys, -vals, rad))
+    return PatternTable(keys[order], rad[order], vals[order], t.radii[0], t.radii[-1], min_count)

@@ -128,3 +128,81 @@ def zobrist_hash(color, size: int) -> int:
         if color[loc] in (BLACK, WHITE):
             h ^= int(POSITION_KEYS[color[loc], loc])
     return h
+
+
+# --- Bradley-Terry / MM (Coulom 2007, section 2) ------------------------------
+
+
+def bt_positions(batches) -> list[tuple[list[list[int]], int]]:
+    """Every position of a stream of Batches as (teams of its real candidates,
+    index of the expert's team among them); padding candidates dropped."""
+    out = []
+    for b in batches:
+        rows = zip(b.feat.tolist(), b.mask.tolist(), b.winner.tolist(), strict=True)
+        for feat, mask, winner in rows:
+            legal = [m for m, ok in enumerate(mask) if ok]
+            out.append(([[f for f in feat[m] if f != 0] for m in legal], legal.index(winner)))
+    return out
+
+
+def bt_log_likelihood(log_gamma, batches) -> float:
+    """sum over positions of log(gamma(expert team) / sum of the legal teams' gammas),
+    each team's gamma a plain product of its members' gammas."""
+    import math
+
+    gamma = [math.exp(v) for v in log_gamma]
+    total = 0.0
+    for teams, w in bt_positions(batches):
+        strengths = [math.prod(gamma[f] for f in team) for team in teams]
+        total += math.log(strengths[w] / sum(strengths))
+    return total
+
+
+def bt_log_prior(log_gamma) -> float:
+    """One virtual win and one virtual loss of every level but 0 against gamma 1."""
+    import math
+
+    return sum(math.log(g / (g + 1)) + math.log(1 / (g + 1)) for g in map(math.exp, log_gamma[1:]))
+
+
+def mm_group_update(log_gamma, batches, offset: int, size: int):
+    """One MM update of the levels [offset, offset + size) by Coulom's formula
+    gamma_i <- W_i / sum_j C_ij / E_j (Coulom 2007, 2.5.3), plus the prior's
+    virtual win and loss against gamma 1 (3.3), with plain loops over
+    positions, candidates and features.
+
+    Returns (new log-gammas, W, denominators) as lists; W and the
+    denominators are indexed like log_gamma and leave out the prior.
+    """
+    import math
+
+    n = len(log_gamma)
+    gamma = [math.exp(v) for v in log_gamma]
+    wins = [0.0] * n
+    denom = [0.0] * n
+    for teams, w in bt_positions(batches):
+        strengths = [math.prod(gamma[f] for f in team) for team in teams]
+        e = sum(strengths)
+        for i in teams[w]:
+            wins[i] += 1.0
+        for team, s in zip(teams, strengths, strict=True):
+            for i in team:
+                mates = s / gamma[i]  # C_ij: the strength of i's team mates
+                denom[i] += mates / e
+    new = list(log_gamma)
+    for i in range(offset, offset + size):
+        w_i = wins[i] + 1.0  # the virtual win
+        d_i = denom[i] + 2.0 / (gamma[i] + 1.0)  # two virtual games: C = 1, E = gamma + 1
+        new[i] = math.log(w_i / d_i)
+    return new, wins, denom
+
+
+# --- evaluation ----------------------------------------------------------------
+
+
+def expert_rank(log_probs, mask, winner: int) -> int:
+    """1 + the number of other real candidates at least as probable as the
+    expert move (ties counted as ranked ahead). One position: lists over M."""
+    lw = log_probs[winner]
+    pairs = enumerate(zip(log_probs, mask, strict=True))
+    return 1 + sum(1 for m, (lp, ok) in pairs if ok and m != winner and lp >= lw)

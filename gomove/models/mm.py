@@ -23,7 +23,7 @@ Terms (tensors are float64, indices are the global feature indices of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
@@ -35,7 +35,13 @@ def team_log_strength(log_gamma: torch.Tensor, feat: torch.Tensor) -> torch.Tens
     feat: LongTensor[B, M, G] -> Tensor[B, M]. Padding rows (all zeros) get 0;
     mask them before any softmax.
     """
-    return log_gamma[feat].sum(-1)
+    return _member_log_gamma(log_gamma, feat).sum(-1)
+
+
+def _member_log_gamma(log_gamma: torch.Tensor, feat: torch.Tensor) -> torch.Tensor:
+    """log_gamma of every index of feat, [B, M, G]; index_select is ~2x faster than
+    advanced indexing on CPU."""
+    return log_gamma.index_select(0, feat.reshape(-1)).view(feat.shape)
 
 
 def masked_log_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -117,19 +123,31 @@ def accumulate_stats(
     overflow. A level present in several candidates of a position adds each of
     them: C_ij sums the team mates over every team of j that contains i.
     """
-    log_p = masked_log_softmax(team_log_strength(log_gamma, feat), mask)
+    member = _member_log_gamma(log_gamma, feat)  # [B, M, G]
+    log_p = masked_log_softmax(member.sum(-1), mask)
     rows = torch.arange(feat.shape[0], device=feat.device)
     log_lik = log_p[rows, winner].sum()
     cols = list(columns)
     if not cols:
         return log_lik
-    idx = feat[:, :, cols]  # [B, M, k]
-    win_idx = feat[rows, winner][:, cols]  # [B, k]
-    wins += torch.bincount(win_idx.reshape(-1), minlength=wins.shape[0]).to(wins.dtype)
+    pick = _columns(cols)
+    idx = pick(feat).reshape(-1)  # [B * M * k]
+    win_idx = pick(feat[rows, winner].unsqueeze(1)).reshape(-1)  # [B * k]
+    wins += torch.bincount(win_idx, minlength=wins.shape[0]).to(wins.dtype)
     # padding has log_p = -inf, so it adds exp(-inf) = 0
-    ratio = torch.exp(log_p.unsqueeze(-1) - log_gamma[idx])
-    denom.index_add_(0, idx.reshape(-1), ratio.reshape(-1))
+    ratio = torch.exp(log_p.unsqueeze(-1) - pick(member)).reshape(-1)
+    denom.scatter_add_(0, idx, ratio)
     return log_lik
+
+
+def _columns(cols: list[int]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A function taking columns ``cols`` of a [B, M, G] tensor: a view when they
+    are contiguous (one group, or all), since advanced indexing copies slowly."""
+    lo, hi = cols[0], cols[-1] + 1
+    if cols == list(range(lo, hi)):
+        return lambda t: t[:, :, lo:hi]
+    index = torch.tensor(cols)
+    return lambda t: t.index_select(2, index.to(t.device))
 
 
 def mm_update(

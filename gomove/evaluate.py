@@ -1,0 +1,315 @@
+"""The papers' move-prediction measures, a summary table and their plots.
+
+Measures (all over the positions of a stream of Batches):
+- rank: 1 + the number of other legal candidates whose probability is >= the
+  expert move's. Ties are pessimistic (a tied candidate counts as ranked ahead),
+  so a model that cannot tell moves apart never scores a lucky top-1.
+- top1: the prediction rate, fraction of positions with rank 1 (Coulom 2007, 3.4).
+- topn: cumulative rank distribution, P(rank <= n) for n = 1..max_rank
+  (Coulom 2007, fig. 4; Wistuba et al. 2012, fig. 5).
+- log_evidence: mean log-probability of the expert move (Coulom 2007, fig. 3).
+- rank error: (rank - 1) / number of legal candidates, 0 for a perfect
+  prediction. Wistuba et al. 2012 (fig. 7) use rank / legal; ours differs by
+  1 / legal and makes the best rank error 0 whatever the board.
+- phase: the game cut into phases of ``phase_len`` moves (Wistuba et al. use 30)
+  with n, top1, log-evidence and rank error (mean and approximate quartiles,
+  from a histogram of RANK_ERROR_BINS bins) per phase.
+- by_pattern_size: prediction rate by the radius of the shape pattern matched
+  at the expert move (Wistuba et al. 2012, fig. 8); radius 0 = no shape.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+
+from gomove.data.batch import Batch
+
+RANK_ERROR_BINS = 100
+
+LogProbsFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def uniform_log_probs(feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Baseline: log(1 / n_legal) on every real candidate, -inf on padding.
+
+    Coulom 2007 reports -5.49 for it on 19x19 games. feat: [B, M, G] (unused
+    but for the shared signature), mask: [B, M] -> [B, M].
+    """
+    n_legal = mask.sum(1, keepdim=True).to(torch.float64)
+    lp = (-torch.log(n_legal)).expand(mask.shape)
+    return lp.masked_fill(~mask, float("-inf"))
+
+
+def expert_ranks(log_probs: torch.Tensor, mask: torch.Tensor, winner: torch.Tensor) -> torch.Tensor:
+    """Pessimistic rank of the expert move: 1 + other legal candidates with >= log-prob.
+
+    log_probs, mask: [B, M], winner: [B] -> LongTensor[B].
+    """
+    rows = torch.arange(winner.shape[0], device=winner.device)
+    lw = log_probs[rows, winner].unsqueeze(1)
+    ahead = (log_probs >= lw) & mask
+    return ahead.sum(1)  # counts the expert move itself once, hence 1 + others
+
+
+class _Sums:
+    """Per-key running sums that grow as new keys (phases, radii) appear."""
+
+    def __init__(self, width: int = 1) -> None:
+        self.width = width
+        self.n = np.zeros(0, dtype=np.int64)
+        self.top1 = np.zeros(0, dtype=np.int64)
+        self.log_ev = np.zeros(0, dtype=np.float64)
+        self.rank_err = np.zeros(0, dtype=np.float64)
+        self.hist = np.zeros((0, width), dtype=np.int64)
+
+    def _grow(self, size: int) -> None:
+        if size <= len(self.n):
+            return
+        extra = size - len(self.n)
+        self.n = np.concatenate([self.n, np.zeros(extra, np.int64)])
+        self.top1 = np.concatenate([self.top1, np.zeros(extra, np.int64)])
+        self.log_ev = np.concatenate([self.log_ev, np.zeros(extra)])
+        self.rank_err = np.concatenate([self.rank_err, np.zeros(extra)])
+        self.hist = np.concatenate([self.hist, np.zeros((extra, self.width), np.int64)])
+
+    def add(
+        self,
+        key: np.ndarray,
+        top1: np.ndarray,
+        log_ev: np.ndarray,
+        rank_err: np.ndarray,
+        err_bin: np.ndarray | None = None,
+    ) -> None:
+        size = int(key.max()) + 1
+        self._grow(size)
+        self.n[:size] += np.bincount(key, minlength=size)
+        self.top1[:size] += np.bincount(key, weights=top1, minlength=size).astype(np.int64)
+        self.log_ev[:size] += np.bincount(key, weights=log_ev, minlength=size)
+        self.rank_err[:size] += np.bincount(key, weights=rank_err, minlength=size)
+        if err_bin is not None:
+            np.add.at(self.hist, (key, err_bin), 1)
+
+
+def _quantile(hist: np.ndarray, q: float) -> float:
+    """Quantile q of a histogram over [0, 1), as the midpoint of the bin reaching it."""
+    cum = np.cumsum(hist)
+    k = int(np.searchsorted(cum, q * cum[-1]))
+    return (min(k, len(hist) - 1) + 0.5) / len(hist)
+
+
+def evaluate(
+    model_log_probs_fn: LogProbsFn,
+    data: Iterable[Batch],
+    *,
+    shape_radius: torch.Tensor | None = None,
+    phase_len: int = 30,
+    max_rank: int = 30,
+    device: torch.device | str | None = None,
+) -> dict[str, Any]:
+    """Stream over ``data`` once and compute the measures of the module docstring.
+
+    model_log_probs_fn(feat [B, M, G], mask [B, M]) -> log-probs [B, M] (padding
+    is masked out here whatever the function returns there). shape_radius:
+    LongTensor[F], the radius of every shape level and 0 for every other
+    feature, enables ``by_pattern_size``. Batches are moved to ``device`` when
+    given. Returns a JSON-ready dict: n_positions, n_games, top1, topn,
+    log_evidence, mean_rank, rank_error, mean_legal, phase[, by_pattern_size].
+    """
+    n = 0
+    top1 = 0
+    log_ev = 0.0
+    rank_sum = 0.0
+    rank_err_sum = 0.0
+    legal_sum = 0.0
+    rank_hist = np.zeros(max_rank + 1, dtype=np.int64)  # last slot: rank > max_rank
+    games: set[int] = set()
+    phases = _Sums(RANK_ERROR_BINS)
+    sizes = _Sums()
+    radius_dev = None
+    with torch.no_grad():
+        for batch in data:
+            if device is not None:
+                batch = batch.to(device)
+            if len(batch) == 0:
+                continue
+            rows = torch.arange(len(batch), device=batch.winner.device)
+            if not bool(batch.mask[rows, batch.winner].all()):
+                raise ValueError("an expert move is not among the real candidates (mask)")
+            lp = model_log_probs_fn(batch.feat, batch.mask).to(torch.float64)
+            lp = lp.masked_fill(~batch.mask, float("-inf"))
+            rank = expert_ranks(lp, batch.mask, batch.winner)
+            n_legal = batch.mask.sum(1)
+            lw = lp[rows, batch.winner]
+
+            rank_np = rank.cpu().numpy()
+            lw_np = lw.cpu().numpy()
+            err_np = ((rank - 1).double() / n_legal.double()).cpu().numpy()
+            hit_np = (rank_np == 1).astype(np.float64)
+            n += len(rank_np)
+            top1 += int(hit_np.sum())
+            log_ev += float(lw_np.sum())
+            rank_sum += float(rank_np.sum())
+            rank_err_sum += float(err_np.sum())
+            legal_sum += float(n_legal.sum())
+            rank_hist += np.bincount(np.minimum(rank_np, max_rank + 1) - 1, minlength=max_rank + 1)
+            games.update(batch.game.cpu().tolist())
+
+            phase = (batch.move // phase_len).cpu().numpy()
+            err_bin = np.minimum((err_np * RANK_ERROR_BINS).astype(np.int64), RANK_ERROR_BINS - 1)
+            phases.add(phase, hit_np, lw_np, err_np, err_bin)
+            if shape_radius is not None:
+                if radius_dev is None:
+                    radius_dev = shape_radius.to(batch.feat.device)
+                radius = radius_dev[batch.feat[rows, batch.winner]].amax(-1).cpu().numpy()
+                sizes.add(radius, hit_np, lw_np, err_np)
+
+    if n == 0:
+        raise ValueError("no positions to evaluate")
+    metrics: dict[str, Any] = {
+        "n_positions": n,
+        "n_games": len(games),
+        "top1": top1 / n,
+        "topn": (np.cumsum(rank_hist[:max_rank]) / n).tolist(),
+        "log_evidence": log_ev / n,
+        "mean_rank": rank_sum / n,
+        "rank_error": rank_err_sum / n,
+        "mean_legal": legal_sum / n,
+        "phase": [_phase_row(phases, int(k), phase_len) for k in np.flatnonzero(phases.n)],
+    }
+    if shape_radius is not None:
+        metrics["by_pattern_size"] = [
+            {
+                "radius": int(r),
+                "n": int(sizes.n[r]),
+                "fraction": float(sizes.n[r] / n),
+                "top1": float(sizes.top1[r] / sizes.n[r]),
+                "log_evidence": float(sizes.log_ev[r] / sizes.n[r]),
+            }
+            for r in np.flatnonzero(sizes.n)
+        ]
+    return metrics
+
+
+def _phase_row(phases: _Sums, k: int, phase_len: int) -> dict[str, Any]:
+    n = int(phases.n[k])
+    return {
+        "phase": k,
+        "first_move": k * phase_len,
+        "last_move": (k + 1) * phase_len - 1,
+        "n": n,
+        "top1": float(phases.top1[k] / n),
+        "log_evidence": float(phases.log_ev[k] / n),
+        "rank_error": float(phases.rank_err[k] / n),
+        "rank_error_q25": _quantile(phases.hist[k], 0.25),
+        "rank_error_median": _quantile(phases.hist[k], 0.5),
+        "rank_error_q75": _quantile(phases.hist[k], 0.75),
+    }
+
+
+def format_table(metrics: dict[str, Any]) -> str:
+    """A readable plain-text summary of ``evaluate``'s output."""
+    le = metrics["log_evidence"]
+    inv = f" (1/{math.exp(-le):.1f})" if math.isfinite(le) else ""
+    lines = [
+        f"positions {metrics['n_positions']}   games {metrics['n_games']}",
+        f"top-1 {metrics['top1']:.4f}   log-evidence {le:.4f}{inv}",
+    ]
+    if "mean_rank" in metrics:
+        lines.append(
+            f"mean rank {metrics['mean_rank']:.2f}   rank error {metrics['rank_error']:.4f}"
+            f"   mean legal moves {metrics['mean_legal']:.1f}"
+        )
+    topn = metrics["topn"]
+    shown = [k for k in (1, 2, 3, 5, 10, 20, 30) if k <= len(topn)]
+    lines.append("top-n  " + "  ".join(f"{k}: {topn[k - 1]:.3f}" for k in shown))
+    lines += ["", f"{'moves':>9} {'n':>8} {'top1':>7} {'log-ev':>8} {'rank-err':>9}"]
+    for p in metrics["phase"]:
+        lines.append(
+            f"{p['first_move']:>4}-{p['last_move']:<4} {p['n']:>8} {p['top1']:>7.4f}"
+            f" {p['log_evidence']:>8.4f} {p['rank_error']:>9.4f}"
+        )
+    if metrics.get("by_pattern_size"):
+        lines += ["", f"{'radius':>6} {'n':>8} {'share':>7} {'top1':>7}"]
+        for s in metrics["by_pattern_size"]:
+            lines.append(f"{s['radius']:>6} {s['n']:>8} {s['fraction']:>7.4f} {s['top1']:>7.4f}")
+    return "\n".join(lines)
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def write_report(metrics: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """Write metrics.json, summary.txt and the papers' plots as PNGs; return name -> path.
+
+    Plots use matplotlib's Figure directly (Agg canvas, no pyplot state), so
+    this is safe without a display and in threads.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    paths["metrics"] = out / "metrics.json"
+    paths["metrics"].write_text(json.dumps(metrics, indent=2))
+    paths["summary"] = out / "summary.txt"
+    paths["summary"].write_text(format_table(metrics) + "\n")
+
+    topn = metrics["topn"]
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
+    ax.plot(range(1, len(topn) + 1), topn, marker=".")
+    ax.set(xlabel="n", ylabel="P(expert move within the best n)", ylim=(0, 1))
+    ax.set_title("Cumulative rank distribution (Coulom 2007, fig. 4)")
+    ax.grid(alpha=0.3)
+    paths["cumulative_rank"] = _save(fig, out / "cumulative_rank.png")
+
+    phase = metrics["phase"]
+    x = [p["first_move"] for p in phase]
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
+    ax.plot(x, [p["log_evidence"] for p in phase], marker="o")
+    ax.set(xlabel="first move of the phase", ylabel="mean log-evidence")
+    ax.set_title("Log-evidence per game phase (Coulom 2007, fig. 3)")
+    ax.grid(alpha=0.3)
+    paths["phase_log_evidence"] = _save(fig, out / "phase_log_evidence.png")
+
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
+    ax.plot(x, [p["rank_error"] for p in phase], marker="o", label="mean")
+    if phase and "rank_error_median" in phase[0]:
+        ax.plot(x, [p["rank_error_median"] for p in phase], ls="--", label="median")
+        ax.fill_between(
+            x,
+            [p["rank_error_q25"] for p in phase],
+            [p["rank_error_q75"] for p in phase],
+            alpha=0.2,
+            label="quartiles",
+        )
+    ax.set(xlabel="first move of the phase", ylabel="(rank - 1) / legal moves")
+    ax.set_title("Rank error per game phase (Wistuba et al. 2012, fig. 7)")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    paths["phase_rank_error"] = _save(fig, out / "phase_rank_error.png")
+
+    if metrics.get("by_pattern_size"):
+        sizes = metrics["by_pattern_size"]
+        r = [s["radius"] for s in sizes]
+        fig = Figure(figsize=(6, 4))
+        ax = fig.add_subplot()
+        ax.bar([v - 0.2 for v in r], [s["top1"] for s in sizes], width=0.4, label="top-1")
+        ax.bar([v + 0.2 for v in r], [s["fraction"] for s in sizes], width=0.4, label="share")
+        ax.set(xlabel="radius of the matched shape (0 = none)", ylim=(0, 1))
+        ax.set_title("Prediction rate by pattern size (Wistuba et al. 2012, fig. 8)")
+        ax.legend()
+        ax.grid(alpha=0.3, axis="y")
+        paths["pattern_size_top1"] = _save(fig, out / "pattern_size_top1.png")
+    return paths

@@ -1,0 +1,255 @@
+"""Minorization-maximization training of the Bradley-Terry move model (Coulom 2007).
+
+Terms:
+- pass: one stream over the training data at fixed gammas; it yields the MM
+  statistics of the group(s) to update next and, for free, the log-likelihood
+  at those gammas, which measures the previous update.
+- update: one MM batch update of one group (Coulom 2007, 2.5.4); each costs
+  exactly one pass, so data larger than memory is fine.
+- gain: log-posterior per position gained by a group's last update.
+- iteration: one sweep over all groups ("cyclic") or as many updates as there
+  are groups ("greedy": next update the group whose last update gained most,
+  every group once first; Coulom 2007 mentions this option for his mm tool).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+from tqdm.auto import tqdm
+
+from gomove.data.batch import Batch
+from gomove.evaluate import evaluate
+from gomove.models.mm import BradleyTerry, accumulate_stats, log_prior, mm_update
+from gomove.train.device import resolve_device
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
+
+log = logging.getLogger(__name__)
+
+Group = tuple[str, int, int]  # (name, offset, size); group g is column g of feat
+
+
+@dataclass
+class MMConfig:
+    """MM schedule and stopping rule.
+
+    max_iters: at most this many iterations (sweeps).
+    tol: stop once every group's last update gained less than tol log-posterior
+        per position, i.e. a whole sweep gained little.
+    schedule: "cyclic" or "greedy" (see the module docstring).
+    seed: seeds torch at the start; MM itself is deterministic, so it only
+        matters for data iterables that draw random numbers.
+    """
+
+    max_iters: int = 30
+    tol: float = 1e-3
+    schedule: str = "cyclic"
+    seed: int = 0
+
+
+@dataclass
+class PassStats:
+    """What one pass returns: MM statistics (Tensor[F], float64) and the log-likelihood."""
+
+    wins: torch.Tensor
+    denom: torch.Tensor
+    log_likelihood: float
+    n_positions: int
+
+
+def check_batch(batch: Batch, groups: Sequence[Group], n_features: int) -> None:
+    """Raise ValueError unless ``batch`` follows the contract of gomove.data.batch.
+
+    Column g may hold only 0 or an index of group g, and the expert move must be
+    a real candidate: MM would otherwise silently mix groups that share teams.
+    """
+    feat, mask, winner = batch.feat, batch.mask, batch.winner
+    if feat.dim() != 3 or feat.shape[2] != len(groups):
+        raise ValueError(f"feat has shape {tuple(feat.shape)}, want [B, M, {len(groups)}]")
+    if feat.dtype != torch.long or mask.dtype != torch.bool:
+        raise ValueError("feat must be int64 and mask bool")
+    lo = torch.tensor([g[1] for g in groups], device=feat.device)
+    hi = lo + torch.tensor([g[2] for g in groups], device=feat.device)
+    ok = (feat == 0) | ((feat >= lo) & (feat < hi))
+    if not bool(ok.all()):
+        b, m, g = (int(v) for v in (~ok).nonzero()[0])
+        raise ValueError(
+            f"feat[{b}, {m}, {g}] = {int(feat[b, m, g])} is outside group {groups[g][0]!r} "
+            f"[{int(lo[g])}, {int(hi[g])}) (n_features {n_features})"
+        )
+    rows = torch.arange(len(batch), device=winner.device)
+    if not bool(mask[rows, winner].all()):
+        raise ValueError("an expert move is not among the real candidates (mask)")
+
+
+def collect_stats(
+    log_gamma: torch.Tensor,
+    data: Iterable[Batch],
+    columns: Sequence[int],
+    device: torch.device,
+    groups: Sequence[Group] | None = None,
+) -> PassStats:
+    """One pass over ``data``: MM statistics of ``columns`` and the log-likelihood.
+
+    With ``groups`` given, every batch is checked against the contract too.
+    """
+    n_features = log_gamma.shape[0]
+    wins = torch.zeros(n_features, dtype=torch.float64, device=device)
+    denom = torch.zeros(n_features, dtype=torch.float64, device=device)
+    log_lik = torch.zeros((), dtype=torch.float64, device=device)
+    n = 0
+    with torch.no_grad():
+        for batch in data:
+            batch = batch.to(device)
+            if groups is not None:
+                check_batch(batch, groups, n_features)
+            log_lik += accumulate_stats(
+                log_gamma, batch.feat, batch.mask, batch.winner, columns, wins, denom
+            )
+            n += len(batch)
+    return PassStats(wins, denom, float(log_lik), n)
+
+
+def log_posterior(model: BradleyTerry, data: Iterable[Batch], device: torch.device) -> float:
+    """log P(data | gamma) + log prior (Coulom 2007, 2.4), summed over positions."""
+    stats = collect_stats(model.log_gamma, data, (), device)
+    return stats.log_likelihood + float(log_prior(model.log_gamma))
+
+
+def train_mm(
+    data: Iterable[Batch],
+    n_features: int,
+    groups: list[Group],
+    cfg: MMConfig,
+    device: torch.device | str = "auto",
+    val_data: Iterable[Batch] | None = None,
+    writer: SummaryWriter | None = None,
+    progress: bool = True,
+) -> tuple[BradleyTerry, list[dict[str, Any]]]:
+    """Fit gammas by MM from gamma = 1; return the model and one history row per iteration.
+
+    data: a re-iterable of Batches (streamed once per update). groups: (name,
+    offset, size) of each column of feat. Row 0 of the history is the start
+    (gamma = 1); every row has iter, log_likelihood and log_posterior (per
+    position), seconds (of MM, validation excluded), the updates done and each
+    group's last gain, plus val_top1 and val_log_evidence when val_data is
+    given. writer: an optional SummaryWriter getting the same scalars.
+    """
+    if cfg.schedule not in ("cyclic", "greedy"):
+        raise ValueError(f"schedule must be 'cyclic' or 'greedy', not {cfg.schedule!r}")
+    torch.manual_seed(cfg.seed)
+    device = resolve_device(device)
+    active = [g for g, (_, _, size) in enumerate(groups) if size > 0]
+    if not active:
+        raise ValueError("no feature group to train")
+    for name, offset, size in groups:
+        if offset < 1 or offset + size > n_features:
+            raise ValueError(f"group {name!r} [{offset}, {offset + size}) not in [1, {n_features})")
+    model = BradleyTerry(n_features).to(device)
+    greedy = cfg.schedule == "greedy"
+    all_cols = tuple(active)
+
+    t0 = time.perf_counter()
+    stats = collect_stats(
+        model.log_gamma, data, all_cols if greedy else (active[0],), device, groups
+    )
+    n = stats.n_positions
+    if n == 0:
+        raise ValueError("no training positions")
+    lp = stats.log_likelihood + float(log_prior(model.log_gamma))
+    gains = {g: math.inf for g in active}
+    history = [_record(0, stats, lp, time.perf_counter() - t0, [], gains, groups)]
+    _report(history[-1], model, val_data, device, writer)
+
+    bar = tqdm(range(1, cfg.max_iters + 1), desc="MM", disable=not progress)
+    for it in bar:
+        t0 = time.perf_counter()
+        updated: list[int] = []
+        inner = tqdm(range(len(active)), desc=f"iter {it}", leave=False, disable=not progress)
+        for u in inner:
+            g = _choose(gains, active) if greedy else active[u]
+            _, offset, size = groups[g]
+            inner.set_postfix(group=groups[g][0])
+            model.log_gamma = mm_update(model.log_gamma, stats.wins, stats.denom, offset, size)
+            # the next pass gathers what the next update needs and measures this one
+            cols = all_cols if greedy else (active[(u + 1) % len(active)],)
+            stats = collect_stats(model.log_gamma, data, cols, device)
+            new_lp = stats.log_likelihood + float(log_prior(model.log_gamma))
+            gains[g] = (new_lp - lp) / n
+            lp = new_lp
+            updated.append(g)
+        inner.close()
+        row = _record(it, stats, lp, time.perf_counter() - t0, updated, gains, groups)
+        history.append(row)
+        _report(row, model, val_data, device, writer)
+        bar.set_postfix(ll=f"{row['log_likelihood']:.4f}", gain=f"{max(gains.values()):.2e}")
+        if all(gains[g] < cfg.tol for g in active):
+            log.info("MM converged after %d iterations", it)
+            break
+    bar.close()
+    return model, history
+
+
+def _choose(gains: dict[int, float], active: list[int]) -> int:
+    """Greedy schedule: the group whose last update gained most (never-updated first)."""
+    return max(active, key=lambda g: gains[g])
+
+
+def _record(
+    it: int,
+    stats: PassStats,
+    lp: float,
+    seconds: float,
+    updated: list[int],
+    gains: dict[int, float],
+    groups: Sequence[Group],
+) -> dict[str, Any]:
+    n = stats.n_positions
+    return {
+        "iter": it,
+        "log_likelihood": stats.log_likelihood / n,
+        "log_posterior": lp / n,
+        "seconds": seconds,
+        "updates": [groups[g][0] for g in updated],
+        "gains": {groups[g][0]: v for g, v in gains.items() if math.isfinite(v)},
+    }
+
+
+def _report(
+    row: dict[str, Any],
+    model: BradleyTerry,
+    val_data: Iterable[Batch] | None,
+    device: torch.device,
+    writer: SummaryWriter | None,
+) -> None:
+    """Add validation measures to ``row``, log it and write it to TensorBoard."""
+    if val_data is not None:
+        val = evaluate(model.log_probs, val_data, device=device)
+        row["val_top1"] = val["top1"]
+        row["val_log_evidence"] = val["log_evidence"]
+    log.info(
+        "iter %d  log-lik %.5f  log-post %.5f  %.2fs%s",
+        row["iter"],
+        row["log_likelihood"],
+        row["log_posterior"],
+        row["seconds"],
+        f"  val top1 {row['val_top1']:.4f}  val log-ev {row['val_log_evidence']:.4f}"
+        if "val_top1" in row
+        else "",
+    )
+    if writer is not None:
+        it = row["iter"]
+        writer.add_scalar("train/log_likelihood", row["log_likelihood"], it)
+        writer.add_scalar("train/log_posterior", row["log_posterior"], it)
+        writer.add_scalar("time/seconds_per_iter", row["seconds"], it)
+        if "val_top1" in row:
+            writer.add_scalar("val/top1", row["val_top1"], it)
+            writer.add_scalar("val/log_evidence", row["val_log_evidence"], it)

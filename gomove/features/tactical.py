@@ -21,7 +21,9 @@ wins when several do (a move capturing two strings takes the best level).
 - border: distance to the edge, 1 (first line) .. 4; absent from the 5th line on.
 - dist_prev, dist_prev2: d(dx, dy) = dx + dy + max(dx, dy) to the previous move
   and to the move before it: level d - 1 for d = 2..16, 16 for d >= 17; absent
-  when that move was a pass or there was none.
+  when that move was a pass or there was none. d = 0 happens (a stone of the
+  move before the previous one was captured and the point is played again) and
+  shares level 1 ("<=2") with adjacent moves.
 
 Ladder reader: the defender, to move, extends its string's single liberty;
 three liberties or more escape, one is caught, two let the attacker try each
@@ -72,8 +74,8 @@ TACTICAL_LEVELS = {
     "self_atari": ("self_atari",),
     "atari": ("ladder", "ko", "other"),
     "border": ("1", "2", "3", "4"),
-    "dist_prev": tuple(str(d) for d in range(2, 17)) + (">=17",),
-    "dist_prev2": tuple(str(d) for d in range(2, 17)) + (">=17",),
+    "dist_prev": ("<=2",) + tuple(str(d) for d in range(3, 17)) + (">=17",),
+    "dist_prev2": ("<=2",) + tuple(str(d) for d in range(3, 17)) + (">=17",),
 }
 TACTICAL_GROUPS = tuple(TACTICAL_LEVELS)
 
@@ -204,7 +206,7 @@ def _distance_level(loc: int, prev: int, w: int) -> int:
     d = coulom_distance(loc, prev, w)
     if d >= 17:
         return 16
-    return d - 1
+    return max(d, 2) - 1
 
 
 @njit(cache=True)

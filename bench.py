@@ -1,0 +1,29 @@
+"""Benchmarks: `python bench.py [replay] [extract] [mm] ...`; one JSON object per figure.
+
+Reads real games from ../shared/data when present, else the embedded sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gomove import benchmarks
+
+ALL = ("replay", "extract")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("which", nargs="*", help=f"any of {ALL} (default: all)")
+    p.add_argument("--data", help="games to read (default: ../shared/data month 1)")
+    p.add_argument("--games", type=int, default=200, help="games timed")
+    p.add_argument("--harvest-games", type=int, default=1000, help="games harvested for shapes")
+    a = p.parse_args()
+    unknown = set(a.which) - set(ALL)
+    if unknown:
+        p.error(f"unknown benchmarks {sorted(unknown)}; choose from {ALL}")
+    benchmarks.run(a.which or list(ALL), a.data, a.games, a.harvest_games)
+
+
+if __name__ == "__main__":
+    main()

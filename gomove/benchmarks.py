@@ -1,0 +1,169 @@
+"""Benchmarks behind bench.py: each prints one JSON object per figure.
+
+Speed and memory targets live here, never in tests: every figure carries the
+target it is measured against (``target``) and whether it met it (``ok``).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import resource
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from gomove.board.board import new_board, replay_locs
+from gomove.data.games import ReadConfig, iter_games
+from gomove.data.replay import game_arrays
+from gomove.features.config import FeatureConfig
+from gomove.features.extractor import FeatureExtractor
+from gomove.features.harvest import harvest
+
+REPO = Path(__file__).resolve().parents[1]
+REAL_DATA = REPO.parent / "shared" / "data" / "tygem-9d-2006-01.zip"
+
+
+def emit(record: dict) -> dict:
+    print(json.dumps(record), flush=True)
+    return record
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def default_games_path() -> str:
+    if REAL_DATA.exists():
+        return str(REAL_DATA)
+    from gomove.samples import sample_path
+
+    return sample_path("gnugo-train.zip")
+
+
+def load_games(path: str, n: int, superko: bool = False) -> list:
+    return list(iter_games(path, ReadConfig(max_games=n, superko=superko)))
+
+
+def bench_replay(games: list, repeats: int = 3) -> list[dict]:
+    arrays = [game_arrays(g) for g in games]
+    out = []
+    for superko in (False, True):
+        b = new_board(19)
+        replay_locs(b, arrays[0].locs[:2], arrays[0].colors[:2], superko)  # compile
+        best = 0.0
+        for _ in range(repeats):
+            t = time.perf_counter()
+            moves = 0
+            for ga in arrays:
+                b = new_board(ga.size, hist_len=len(ga.locs) + 8)
+                moves += replay_locs(b, ga.locs, ga.colors, superko)
+            best = max(best, moves / (time.perf_counter() - t))
+        out.append(
+            emit(
+                {
+                    "bench": "replay",
+                    "superko": superko,
+                    "games": len(arrays),
+                    "moves_per_s": round(best),
+                    "target": 200_000,
+                    "ok": best >= 200_000,
+                }
+            )
+        )
+    return out
+
+
+_EX: FeatureExtractor | None = None
+
+
+def _positions(game) -> int:
+    assert _EX is not None
+    return len(_EX.game(game)["winner"])
+
+
+def _timed(fn: Callable[[], int]) -> tuple[int, float]:
+    t = time.perf_counter()
+    n = fn()
+    return n, time.perf_counter() - t
+
+
+def bench_extract(
+    games: list, harvest_games: list, min_count: int = 10, workers: int | None = None
+) -> list[dict]:
+    """Full extraction (tactical + shapes) positions/s, one process and all cores."""
+    global _EX
+    cfg = FeatureConfig(min_count=min_count, superko=True)
+    table = harvest(harvest_games, cfg, workers=1, progress=False)
+    _EX = FeatureExtractor(cfg, table)
+    _positions(games[0])  # compile
+    n, dt = _timed(lambda: sum(_positions(g) for g in games))
+    out = [
+        emit(
+            {
+                "bench": "extract",
+                "processes": 1,
+                "games": len(games),
+                "positions": n,
+                "patterns": len(table),
+                "positions_per_s": round(n / dt),
+                "per_core": round(n / dt),
+                "target_per_core": 1500,
+                "ok": n / dt >= 1500,
+            }
+        )
+    ]
+    workers = workers or len(__import__("os").sched_getaffinity(0))
+    if workers > 1:
+        with mp.get_context("fork").Pool(workers) as pool:
+            pool.map(_positions, games[:workers])  # warm every worker
+            n, dt = _timed(lambda: sum(pool.map(_positions, games, chunksize=4)))
+        rate = n / dt
+        out.append(
+            emit(
+                {
+                    "bench": "extract",
+                    "processes": workers,
+                    "games": len(games),
+                    "positions": n,
+                    "positions_per_s": round(rate),
+                    "per_core": round(rate / workers),
+                    "target_per_core": 1500,
+                    "ok": rate / workers >= 1500,
+                }
+            )
+        )
+    _EX = None
+    return out
+
+
+def bench_load(dataset_dir: str, batch_size: int = 512) -> dict:
+    from gomove.data.dataset import Dataset
+    from gomove.data.loader import BatchLoader
+
+    ds = Dataset.open(dataset_dir)
+    n, dt = _timed(lambda: sum(len(b) for b in BatchLoader(ds, batch_size=batch_size)))
+    return emit(
+        {
+            "bench": "load",
+            "positions": n,
+            "positions_per_s": round(n / dt),
+            "bytes_per_position": round(ds.bytes_per_position),
+        }
+    )
+
+
+def run(
+    which: list[str], games_path: str | None = None, n_games: int = 200, harvest_games: int = 1000
+) -> list[dict]:
+    path = games_path or default_games_path()
+    emit({"bench": "setup", "data": path, "games": n_games})
+    games = load_games(path, n_games)
+    out: list[dict] = []
+    if "replay" in which:
+        out += bench_replay(games)
+    if "extract" in which:
+        hv = load_games(path, harvest_games) if harvest_games > n_games else games
+        out += bench_extract(games, hv)
+    out.append(emit({"bench": "memory", "peak_rss_mb": round(peak_rss_mb())}))
+    return out

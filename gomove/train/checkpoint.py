@@ -1,0 +1,130 @@
+"""Checkpoints and the readable gamma table.
+
+A checkpoint holds everything needed to score new positions: the feature
+config, the registry, the harvested pattern table and the parameters.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from gomove.data.atomic import atomic_write_text
+from gomove.features.config import FeatureConfig
+from gomove.features.extractor import FeatureExtractor
+from gomove.features.harvest import PatternTable
+from gomove.features.registry import Registry
+
+CHECKPOINT_VERSION = 1
+
+
+def save_checkpoint(
+    path: str | Path,
+    model: torch.nn.Module,
+    ex: FeatureExtractor,
+    cfg: DictConfig | dict,
+    history: list[dict] | None = None,
+) -> None:
+    path = Path(path)
+    table = ex.table
+    state = {
+        "version": CHECKPOINT_VERSION,
+        "model_name": str(cfg["model"]["name"]),
+        "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "registry": ex.registry.to_dict(),
+        "features": OmegaConf.to_container(OmegaConf.structured(ex.cfg)),
+        "patterns": None
+        if table is None
+        else {
+            "hashes": table.hashes,
+            "radius": table.radius,
+            "count": table.count,
+            "min_radius": table.min_radius,
+            "max_radius": table.max_radius,
+            "min_count": table.min_count,
+        },
+        "config": OmegaConf.to_container(cfg, resolve=True) if OmegaConf.is_config(cfg) else cfg,
+        "history": history or [],
+    }
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The checkpoint dict, with ``extractor`` (FeatureExtractor) rebuilt."""
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    if state.get("version") != CHECKPOINT_VERSION:
+        raise ValueError(
+            f"{path}: checkpoint version {state.get('version')}, expected {CHECKPOINT_VERSION}"
+        )
+    p = state["patterns"]
+    table = (
+        None
+        if p is None
+        else PatternTable(
+            np.asarray(p["hashes"], dtype=np.uint64),
+            np.asarray(p["radius"]),
+            np.asarray(p["count"]),
+            p["min_radius"],
+            p["max_radius"],
+            p["min_count"],
+        )
+    )
+    ex = FeatureExtractor(FeatureConfig(**state["features"]), table)
+    if ex.registry != Registry.from_dict(state["registry"]):
+        raise ValueError(
+            f"{path}: the registry rebuilt from the checkpoint's features differs "
+            "from the saved one (feature code changed since it was trained)"
+        )
+    state["extractor"] = ex
+    return state
+
+
+def write_gamma_table(
+    path: str | Path, model: torch.nn.Module, reg: Registry, top_shapes: int = 30
+) -> None:
+    """Coulom's Table 1 as learned: gamma and Elo of every non-shape level, best/worst shapes."""
+    log_gamma = model.log_gamma.detach().cpu().double().numpy()
+    lines = ["| feature | level | gamma | Elo |", "|---|---|---|---|"]
+
+    def row(group: str, level: str, i: int) -> str:
+        lg = log_gamma[i]
+        return f"| {group} | {level} | {math.exp(lg):.3f} | {400 * lg / math.log(10):+.0f} |"
+
+    shapes = None
+    for g, (group, off) in enumerate(zip(reg.groups, reg.offsets)):
+        idx = np.arange(off, off + len(group))
+        if group.name == "shape":
+            shapes = (group, idx)
+            continue
+        lines += [row(group.name, lv, int(i)) for lv, i in zip(group.levels, idx)]
+    if shapes is not None:
+        group, idx = shapes
+        order = idx[np.argsort(-log_gamma[idx])]
+        lines += [
+            "",
+            f"Shapes: {len(idx)} patterns; the {top_shapes} strongest and weakest.",
+            "",
+            "| feature | pattern | gamma | Elo |",
+            "|---|---|---|---|",
+        ]
+        chosen = (
+            list(order[:top_shapes]) + list(order[-top_shapes:])
+            if len(order) > 2 * top_shapes
+            else list(order)
+        )
+        lines += [row("shape", group.levels[int(i) - idx[0]], int(i)) for i in chosen]
+    atomic_write_text(path, "\n".join(lines) + "\n")

@@ -1,0 +1,73 @@
+"""Config schemas (Hydra ConfigStore): a typo in an override fails at once, clearly.
+
+Groups mirror the code: ``data`` (gomove.data), ``features``
+(gomove.features.config.FeatureConfig), ``model`` (gomove.train.mm.MMConfig
+plus the model's name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING, OmegaConf
+
+from gomove.features.config import FeatureConfig
+
+
+@dataclass
+class DataConfig:
+    name: str = MISSING
+    # a path or a list of paths of any kind the reader takes (file, folder, zip, tar, glob)
+    train: Any = MISSING
+    val: Any = None
+    test: Any = MISSING
+    max_games: int | None = None  # training games (first N in file order)
+    max_val_games: int | None = None
+    max_test_games: int | None = None
+    sizes: list[int] = field(default_factory=lambda: [19])
+    handicap: bool = True
+    min_moves: int = 0
+    strict: bool = False
+    superko: bool = True
+    cache_dir: str = "cache"
+    shard_games: int = 100
+    batch_size: int = 512
+    workers: int | None = None  # extraction processes (None: all cores)
+
+
+@dataclass
+class ModelConfig:
+    name: str = "mm"
+    max_iters: int = 30
+    tol: float = 1e-3
+    schedule: str = "cyclic"
+
+
+@dataclass
+class Config:
+    data: DataConfig = MISSING
+    features: FeatureConfig = MISSING
+    model: ModelConfig = MISSING
+    seed: int = 0
+    device: str = "auto"
+    progress: bool = True
+    threads: int | None = None  # torch threads (None: torch's default)
+
+
+def _sample(name: str) -> str:
+    from gomove.samples import sample_path
+
+    return sample_path(name)
+
+
+def register() -> None:
+    """Register the schemas and the ${sample:NAME} resolver (idempotent)."""
+    cs = ConfigStore.instance()
+    cs.store(name="base_config", node=Config)
+    cs.store(group="data", name="base_data", node=DataConfig)
+    cs.store(group="features", name="base_features", node=FeatureConfig)
+    cs.store(group="model", name="base_mm", node=ModelConfig)
+    if not OmegaConf.has_resolver("sample"):
+        OmegaConf.register_new_resolver("sample", _sample)

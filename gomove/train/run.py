@@ -1,0 +1,177 @@
+"""run(cfg): data -> features -> datasets -> model -> evaluation, the whole of train.py.
+
+Writes into the run directory: ``model.pt`` (checkpoint: registry, pattern
+table, parameters, config), ``gammas.md`` (Coulom's Table 1 as learned),
+``metrics.json``, ``summary.txt``, PNG plots and TensorBoard events (``tb/``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from gomove.data.dataset import Dataset, build_dataset, harvest_cached
+from gomove.data.games import ReadConfig
+from gomove.data.loader import BatchLoader
+from gomove.evaluate import evaluate, format_table, write_report
+from gomove.features.config import FeatureConfig
+from gomove.features.extractor import FeatureExtractor
+from gomove.train.checkpoint import save_checkpoint, write_gamma_table
+from gomove.train.device import resolve_device
+
+log = logging.getLogger(__name__)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def read_config(data: DictConfig, max_games: int | None) -> ReadConfig:
+    return ReadConfig(
+        sizes=tuple(data.sizes),
+        handicap=data.handicap,
+        min_moves=data.min_moves,
+        max_games=max_games,
+        strict=data.strict,
+        superko=data.superko,
+    )
+
+
+def paths(value: Any) -> Any:
+    """A config path or list of paths as plain Python."""
+    if OmegaConf.is_config(value):
+        return OmegaConf.to_container(value, resolve=True)
+    return value
+
+
+@dataclass
+class Datasets:
+    extractor: FeatureExtractor
+    train: Dataset
+    val: Dataset | None
+    test: Dataset
+
+
+def prepare_data(cfg: DictConfig) -> Datasets:
+    """Harvest shapes on the training games and extract train/val/test, all cached."""
+    d = cfg.data
+    feat_cfg = FeatureConfig(**OmegaConf.to_container(cfg.features, resolve=True))
+    feat_cfg.validate()
+    train_read = read_config(d, d.max_games)
+    table = None
+    if feat_cfg.shapes:
+        table = harvest_cached(
+            paths(d.train), train_read, feat_cfg, d.cache_dir, d.workers, cfg.progress
+        )
+        log.info("harvested %d shape patterns: %s", len(table), table.summary())
+    ex = FeatureExtractor(feat_cfg, table)
+
+    def build(which: str, max_games: int | None) -> Dataset:
+        ds = build_dataset(
+            paths(d[which]),
+            read_config(d, max_games),
+            ex,
+            d.cache_dir,
+            kind=which,
+            shard_games=d.shard_games,
+            workers=d.workers,
+            progress=cfg.progress,
+        )
+        log.info(
+            "%s: %d games, %d positions, %.0f bytes/position (%s)",
+            which,
+            ds.n_games,
+            ds.n_positions,
+            ds.bytes_per_position,
+            ds.path,
+        )
+        if ds.n_positions == 0:
+            raise ValueError(
+                f"data.{which} gave no positions: check the paths and filters "
+                f"({ds.meta.get('read')})"
+            )
+        return ds
+
+    train = build("train", d.max_games)
+    val = build("val", d.max_val_games) if d.val else None
+    test = build("test", d.max_test_games)
+    return Datasets(ex, train, val, test)
+
+
+def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
+    """Train and evaluate as cfg says; return the metrics."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    seed_everything(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    device = resolve_device(cfg.device)
+    log.info("config:\n%s", OmegaConf.to_yaml(cfg, resolve=True))
+    log.info("device: %s, run directory: %s", device, out)
+    data = prepare_data(cfg)
+    reg = data.extractor.registry
+    bs = cfg.data.batch_size
+    train_loader = BatchLoader(data.train, batch_size=bs, in_memory=True)
+    val_loader = BatchLoader(data.val, batch_size=bs, in_memory=True) if data.val else None
+    test_loader = BatchLoader(data.test, batch_size=bs)
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(out / "tb"))
+    t0 = time.perf_counter()
+    model, history = train_model(cfg, reg, train_loader, val_loader, device, writer)
+    train_seconds = time.perf_counter() - t0
+    writer.close()
+
+    save_checkpoint(out / "model.pt", model, data.extractor, cfg, history)
+    write_gamma_table(out / "gammas.md", model, reg)
+    radius = torch.from_numpy(data.extractor.shape_radius())
+    metrics = evaluate(model.log_probs, test_loader, shape_radius=radius, device=device)
+    metrics.update(
+        {
+            "train_seconds": train_seconds,
+            "model": cfg.model.name,
+            "n_features": reg.n_features,
+            "train_positions": data.train.n_positions,
+            "train_games": data.train.n_games,
+            "iterations": len(history) - 1,
+        }
+    )
+    write_report(metrics, out)
+    print(format_table(metrics))
+    return metrics
+
+
+def train_model(cfg, reg, train_loader, val_loader, device, writer):
+    name = cfg.model.name
+    groups = [(g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)]
+    if name == "mm":
+        from gomove.train.mm import MMConfig, train_mm
+
+        mm_cfg = MMConfig(
+            max_iters=cfg.model.max_iters,
+            tol=cfg.model.tol,
+            schedule=cfg.model.schedule,
+            seed=cfg.seed,
+        )
+        return train_mm(
+            train_loader,
+            reg.n_features,
+            groups,
+            mm_cfg,
+            device=device,
+            val_data=val_loader,
+            writer=writer,
+            progress=cfg.progress,
+        )
+    raise ValueError(f"unknown model {name!r}; available: mm")

@@ -105,7 +105,7 @@ def write_gamma_table(
         return f"| {group} | {level} | {math.exp(lg):.3f} | {400 * lg / math.log(10):+.0f} |"
 
     shapes = None
-    for g, (group, off) in enumerate(zip(reg.groups, reg.offsets)):
+    for group, off in zip(reg.groups, reg.offsets):
         idx = np.arange(off, off + len(group))
         if group.name == "shape":
             shapes = (group, idx)

@@ -206,3 +206,178 @@ def expert_rank(log_probs, mask, winner: int) -> int:
     lw = log_probs[winner]
     pairs = enumerate(zip(log_probs, mask, strict=True))
     return 1 + sum(1 for m, (lp, ok) in pairs if ok and m != winner and lp >= lw)
+
+
+# --- tactical features (Coulom 2007, Table 1; see gomove/features/tactical.py) ---
+# Only the levels that need no ladder reading; ``last``/``last2`` are the locs of
+# the previous move and the one before it (PASS -1, none NO_MOVE -2).
+
+
+def coulom_distance(a: int, b: int, size: int) -> int:
+    """d(dx, dy) = dx + dy + max(dx, dy) between two on-board points (Table 1)."""
+    (ra, ca), (rb, cb) = from_loc(a, size), from_loc(b, size)
+    dx, dy = abs(ca - cb), abs(ra - rb)
+    return dx + dy + max(dx, dy)
+
+
+def distance_level(loc: int, prev: int, size: int) -> int:
+    """dist_prev / dist_prev2: 0 when prev is a pass or none; else level 1 for
+    d <= 2 (d = 0: the point of a captured stone played again), d - 1 for
+    d = 3..16, and 16 for d >= 17."""
+    if prev < 0:
+        return 0
+    d = coulom_distance(loc, prev, size)
+    if d <= 2:
+        return 1
+    if d >= 17:
+        return 16
+    return d - 1
+
+
+def border_level(loc: int, size: int) -> int:
+    """The line the point is on (1 = edge) for lines 1..4, else 0."""
+    r, c = from_loc(loc, size)
+    line = 1 + min(r, c, size - 1 - r, size - 1 - c)
+    return line if line <= 4 else 0
+
+
+def pass_level(last: int) -> int:
+    """The pass candidate: 2 after a pass, 1 otherwise (also with no previous move)."""
+    return 2 if last == -1 else 1
+
+
+def is_self_atari(color, loc: int, player: int, size: int) -> bool:
+    """The move captures nothing and its string is left with one liberty."""
+    return captures_of(color, loc, player, size) == 0 and libs_after(color, loc, player, size) == 1
+
+
+def is_atari(color, loc: int, player: int, size: int) -> bool:
+    """Some adjacent opponent string has two liberties before the move and one after."""
+    new, _ = after_move(color, loc, player, size)
+    for nb in adjacent(loc, size):
+        if color[nb] == 3 - player:
+            stones = string_at(color, nb, size)
+            before = len(liberties(color, stones, size))
+            if before == 2 and len(liberties(new, stones, size)) == 1:
+                return True
+    return False
+
+
+def new_atari_strings(color, last: int, player: int, size: int) -> set[frozenset[int]]:
+    """player's strings that touch the previous move and have one liberty."""
+    if last < 0:
+        return set()
+    out = set()
+    for nb in adjacent(last, size):
+        if color[nb] == player:
+            stones = string_at(color, nb, size)
+            if len(liberties(color, stones, size)) == 1:
+                out.add(stones)
+    return out
+
+
+def is_extension(color, loc: int, player: int, size: int, last: int) -> bool:
+    """The move is the liberty of one of player's strings in a new atari."""
+    strings_in_atari = new_atari_strings(color, last, player, size)
+    return any(loc in liberties(color, s, size) for s in strings_in_atari)
+
+
+def capture_level_no_ladder(color, loc: int, player: int, size: int, last: int) -> int:
+    """Capture level without ladder reading: the lowest of, over the strings S
+    the move captures, 1 (S touches a string in a new atari), 2 (S holds the
+    previous move), 3 (the move touches the previous move's string), and
+    4 standing for "4 or 5" (the ladder reader decides); 0 when nothing is captured."""
+    opp = 3 - player
+    atari = new_atari_strings(color, last, player, size)
+    prev = string_at(color, last, size) if last >= 0 and color[last] == opp else frozenset()
+    best = 0
+    for nb in adjacent(loc, size):
+        if color[nb] != opp:
+            continue
+        stones = string_at(color, nb, size)
+        if len(liberties(color, stones, size)) != 1:
+            continue
+        around = {nb2 for st in stones for nb2 in adjacent(st, size)}
+        if any(around & s for s in atari):
+            level = 1
+        elif last in stones:
+            level = 2
+        elif any(nb2 in prev for nb2 in adjacent(loc, size)):
+            level = 3
+        else:
+            level = 4
+        best = level if best == 0 else min(best, level)
+    return best
+
+
+# --- shape patterns (Coulom 2007, 3.2; see gomove/features/patterns.py) -------
+
+# the 8 symmetries of the square, (dx, dy) -> (dx', dy')
+SQUARE_SYMMETRIES = (
+    lambda x, y: (x, y),
+    lambda x, y: (y, -x),
+    lambda x, y: (-x, -y),
+    lambda x, y: (-y, x),
+    lambda x, y: (x, -y),
+    lambda x, y: (-x, y),
+    lambda x, y: (y, x),
+    lambda x, y: (-y, -x),
+)
+
+
+def pattern_state(color, row: int, col: int, player: int, size: int) -> int:
+    """0 empty, 1 player's stone, 2 opponent's stone, 3 off the board."""
+    if not (0 <= row < size and 0 <= col < size):
+        return 3
+    c = color[to_loc(row, col, size)]
+    if c == EMPTY:
+        return 0
+    return 1 if c == player else 2
+
+
+def pattern_hash(color, loc: int, player: int, size: int, radius: int, dx, dy, keys) -> int:
+    """Canonical hash of the template of that radius around loc: for each of the
+    8 symmetries g, the XOR over offsets p = (dx, dy) with 0 < d(p) <= radius of
+    keys[p, state of the point at loc + g(p)]; the minimum over g.
+
+    dx, dy, keys: the arrays of gomove.features.patterns.make_templates (the
+    keys of offset p are keys[i] where (dx[i], dy[i]) == p); dx is a column
+    offset, dy a row offset.
+    """
+    index = {(int(x), int(y)): i for i, (x, y) in enumerate(zip(dx, dy))}
+    row, col = from_loc(loc, size)
+    offsets = [p for p in index if 0 < _offset_distance(*p) <= radius]
+    best = None
+    for g in SQUARE_SYMMETRIES:
+        h = 0
+        for p in offsets:
+            x, y = g(*p)
+            h ^= int(keys[index[p], pattern_state(color, row + y, col + x, player, size)])
+        best = h if best is None else min(best, h)
+    return best
+
+
+def _offset_distance(x: int, y: int) -> int:
+    x, y = abs(x), abs(y)
+    return x + y + max(x, y)
+
+
+def played_pattern_counts(games, radii, dx, dy, keys):
+    """Counter of (radius, canonical hash) over every non-pass move of the games
+    (gomove.sgf.Game), replayed with after_move from their setup stones."""
+    from collections import Counter
+
+    counts: Counter = Counter()
+    for game in games:
+        size = game.size
+        color = [EMPTY] * ((size + 2) * (size + 2))
+        for c, r, col in game.setup:
+            color[to_loc(r, col, size)] = c
+        for player, move in game.moves:
+            if move is None:
+                continue
+            loc = to_loc(move[0], move[1], size)
+            for radius in radii:
+                counts[radius, pattern_hash(color, loc, player, size, radius, dx, dy, keys)] += 1
+            color, _ = after_move(color, loc, player, size)
+    return counts

@@ -27,7 +27,7 @@ from gomove.board.zobrist import PATTERN_SEED, POSITION_SEED
 from gomove.data.atomic import atomic_write_json
 from gomove.data.games import ReadConfig, ReadStats, expand_paths, iter_games
 from gomove.data.shards import FORMAT_VERSION, Shard, concat_games, load_shard, save_shard
-from gomove.features.config import FeatureConfig
+from gomove.features.config import FEATURES_VERSION, FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import PatternTable, harvest
 from gomove.features.registry import Registry
@@ -76,7 +76,7 @@ def harvest_cached(
         input_fingerprint(paths),
         _read_cfg_dict(harvest_read),
         [feat_cfg.min_radius, feat_cfg.max_radius, feat_cfg.min_count],
-        [feat_cfg.bloom_bits, feat_cfg.bloom_hashes, PATTERN_SEED],
+        [feat_cfg.bloom_bits, feat_cfg.bloom_hashes, PATTERN_SEED, FEATURES_VERSION],
     )
     path = Path(cache_dir) / f"patterns-{key}.npz"
     if path.exists():
@@ -181,7 +181,7 @@ def build_dataset(
         _read_cfg_dict(read_cfg),
         asdict(extractor.cfg) | {"name": None, "harvest_max_games": None},
         table_hash,
-        [FORMAT_VERSION, POSITION_SEED, PATTERN_SEED],
+        [FORMAT_VERSION, POSITION_SEED, PATTERN_SEED, FEATURES_VERSION],
     )
     folder = Path(cache_dir) / f"{kind}-{key}"
     if (folder / "dataset.json").exists():

@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 
 from gomove.features.tactical import TACTICAL_GROUPS
 
+# Bump when what a feature level means changes: it is part of every cache key,
+# so datasets and pattern tables extracted by older code are rebuilt.
+FEATURES_VERSION = 1
+
 
 @dataclass
 class FeatureConfig:

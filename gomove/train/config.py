@@ -43,6 +43,9 @@ class ModelConfig:
     max_iters: int = 30
     tol: float = 1e-3
     schedule: str = "cyclic"
+    # hold the training set flat in memory with cached team strengths (~24 bytes per
+    # candidate, ~10x faster); false streams padded batches from the shards instead
+    flat: bool = True
 
 
 @dataclass

@@ -136,7 +136,8 @@ def train_mm(
 ) -> tuple[BradleyTerry, list[dict[str, Any]]]:
     """Fit gammas by MM from gamma = 1; return the model and one history row per iteration.
 
-    data: a re-iterable of Batches (streamed once per update). groups: (name,
+    data: a re-iterable of Batches (streamed once per update), or a
+    gomove.train.flat.FlatTeams (in memory, cached strengths). groups: (name,
     offset, size) of each column of feat. Row 0 of the history is the start
     (gamma = 1); every row has iter, log_likelihood and log_posterior (per
     position), seconds (of MM, validation excluded), the updates done and each
@@ -155,12 +156,17 @@ def train_mm(
             raise ValueError(f"group {name!r} [{offset}, {offset + size}) not in [1, {n_features})")
     model = BradleyTerry(n_features).to(device)
     greedy = cfg.schedule == "greedy"
+
+    def collect(cols: Sequence[int], check: bool = False) -> PassStats:
+        # FlatTeams (gomove.train.flat) computes the same statistics from cached strengths
+        if hasattr(data, "collect"):
+            return data.collect(model.log_gamma, cols)
+        return collect_stats(model.log_gamma, data, cols, device, groups if check else None)
+
     all_cols = tuple(active)
 
     t0 = time.perf_counter()
-    stats = collect_stats(
-        model.log_gamma, data, all_cols if greedy else (active[0],), device, groups
-    )
+    stats = collect(all_cols if greedy else (active[0],), check=True)
     n = stats.n_positions
     if n == 0:
         raise ValueError("no training positions")
@@ -181,7 +187,7 @@ def train_mm(
             model.log_gamma = mm_update(model.log_gamma, stats.wins, stats.denom, offset, size)
             # the next pass gathers what the next update needs and measures this one
             cols = all_cols if greedy else (active[(u + 1) % len(active)],)
-            stats = collect_stats(model.log_gamma, data, cols, device)
+            stats = collect(cols)
             new_lp = stats.log_likelihood + float(log_prior(model.log_gamma))
             gains[g] = (new_lp - lp) / n
             lp = new_lp

@@ -121,7 +121,13 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     data = prepare_data(cfg)
     reg = data.extractor.registry
     bs = cfg.data.batch_size
-    train_loader = BatchLoader(data.train, batch_size=bs, in_memory=True)
+    if cfg.model.get("flat", False):
+        from gomove.train.flat import FlatTeams
+
+        train_loader = FlatTeams.from_dataset(data.train, device, progress=cfg.progress)
+        log.info("training set in memory: %.2f GB", train_loader.nbytes() / 1e9)
+    else:
+        train_loader = BatchLoader(data.train, batch_size=bs, in_memory=True)
     val_loader = BatchLoader(data.val, batch_size=bs, in_memory=True) if data.val else None
     test_loader = BatchLoader(data.test, batch_size=bs)
 

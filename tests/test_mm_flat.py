@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from gamegen import random_sgf
 
 from gomove.data.dataset import build_dataset, harvest_cached
 from gomove.data.games import ReadConfig
@@ -18,7 +19,6 @@ from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.train.flat import FlatTeams
 from gomove.train.mm import MMConfig, collect_stats, train_mm
-from tests.test_data import random_sgf
 
 CPU = torch.device("cpu")
 

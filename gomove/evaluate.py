@@ -313,3 +313,24 @@ def write_report(metrics: dict[str, Any], out_dir: str | Path) -> dict[str, Path
         ax.grid(alpha=0.3, axis="y")
         paths["pattern_size_top1"] = _save(fig, out / "pattern_size_top1.png")
     return paths
+
+
+def main() -> None:
+    """`python -m gomove.evaluate checkpoint=PATH data.test=... [hydra.run.dir=DIR]`."""
+    import hydra
+    from hydra.core.hydra_config import HydraConfig
+
+    from gomove.train.config import register
+    from gomove.train.run import evaluate_checkpoint
+
+    register()
+
+    @hydra.main(version_base="1.3", config_path="../configs", config_name="config")
+    def _main(cfg) -> None:
+        evaluate_checkpoint(cfg, HydraConfig.get().runtime.output_dir)
+
+    _main()
+
+
+if __name__ == "__main__":
+    main()

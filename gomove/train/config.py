@@ -57,6 +57,7 @@ class Config:
     device: str = "auto"
     progress: bool = True
     threads: int | None = None  # torch threads (None: torch's default)
+    checkpoint: str | None = None  # python -m gomove.evaluate checkpoint=PATH
 
 
 def _sample(name: str) -> str:

@@ -24,7 +24,7 @@ from gomove.data.loader import BatchLoader
 from gomove.evaluate import evaluate, format_table, write_report
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
-from gomove.train.checkpoint import save_checkpoint, write_gamma_table
+from gomove.train.checkpoint import load_checkpoint, save_checkpoint, write_gamma_table
 from gomove.train.device import resolve_device
 
 log = logging.getLogger(__name__)
@@ -181,3 +181,41 @@ def train_model(cfg, reg, train_loader, val_loader, device, writer):
             progress=cfg.progress,
         )
     raise ValueError(f"unknown model {name!r}; available: mm")
+
+
+def evaluate_checkpoint(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
+    """Score cfg.data.test with a saved model; write metrics.json and plots to out_dir."""
+    if not cfg.checkpoint:
+        raise ValueError("give the model to evaluate: checkpoint=PATH/model.pt")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    device = resolve_device(cfg.device)
+    state = load_checkpoint(cfg.checkpoint)
+    ex = state["extractor"]
+    if state["model_name"] != "mm":
+        raise ValueError(f"{cfg.checkpoint}: cannot score a {state['model_name']!r} model")
+    from gomove.models.mm import BradleyTerry
+
+    model = BradleyTerry.from_state_dict(state["model"]).to(device)
+    d = cfg.data
+    ds = build_dataset(
+        paths(d.test),
+        read_config(d, d.max_test_games),
+        ex,
+        d.cache_dir,
+        kind="test",
+        shard_games=d.shard_games,
+        workers=d.workers,
+        progress=cfg.progress,
+    )
+    radius = torch.from_numpy(ex.shape_radius())
+    metrics = evaluate(
+        model.log_probs,
+        BatchLoader(ds, batch_size=d.batch_size),
+        shape_radius=radius,
+        device=device,
+    )
+    metrics.update({"model": state["model_name"], "checkpoint": str(cfg.checkpoint)})
+    write_report(metrics, out)
+    print(format_table(metrics))
+    return metrics

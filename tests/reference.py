@@ -209,8 +209,10 @@ def expert_rank(log_probs, mask, winner: int) -> int:
 
 
 # --- tactical features (Coulom 2007, Table 1; see gomove/features/tactical.py) ---
-# Only the levels that need no ladder reading; ``last``/``last2`` are the locs of
-# the previous move and the one before it (PASS -1, none NO_MOVE -2).
+# ``last``/``last2`` are the locs of the previous move and the one before it
+# (PASS -1, none NO_MOVE -2). Functions with ``ladders=False`` read no ladder:
+# the levels that only a ladder decides collapse (capture 4/5 -> 4, extension
+# 1/2 -> 1, atari 1 -> the level it would have without the ladder).
 
 
 def coulom_distance(a: int, b: int, size: int) -> int:
@@ -282,11 +284,55 @@ def is_extension(color, loc: int, player: int, size: int, last: int) -> bool:
     return any(loc in liberties(color, s, size) for s in strings_in_atari)
 
 
-def capture_level_no_ladder(color, loc: int, player: int, size: int, last: int) -> int:
-    """Capture level without ladder reading: the lowest of, over the strings S
-    the move captures, 1 (S touches a string in a new atari), 2 (S holds the
-    previous move), 3 (the move touches the previous move's string), and
-    4 standing for "4 or 5" (the ladder reader decides); 0 when nothing is captured."""
+def libs_of(color, stone: int, size: int) -> int:
+    """Liberties of the string through the stone at stone."""
+    return len(liberties(color, string_at(color, stone, size), size))
+
+
+def ladder_caught(color, stone: int, size: int, depth: int = 0) -> bool:
+    """Is the string at stone, in atari with its owner to move, caught in a ladder?
+
+    Recursive reading of the rules in tactical.py's docstring: the defender
+    escapes by capturing any attacking string in atari next to it; otherwise it
+    extends at its liberty (caught if that is illegal): 3+ liberties escape,
+    1 is caught, 2 let the attacker try each liberty that puts it back in
+    atari. Ko is ignored; after 79 attacker moves the defender escapes.
+    """
+    defender = color[stone]
+    attacker = 3 - defender
+    stones = string_at(color, stone, size)
+    libs = liberties(color, stones, size)
+    if len(libs) != 1:
+        return not libs
+    for s in stones:
+        for nb in adjacent(s, size):
+            if color[nb] == attacker and libs_of(color, nb, size) == 1:
+                return False
+    (lib,) = libs
+    if not is_legal(color, lib, defender, size):
+        return True
+    ext, _ = after_move(color, lib, defender, size)
+    libs = liberties(ext, string_at(ext, stone, size), size)
+    if len(libs) != 2:
+        return len(libs) <= 1
+    if depth >= 79:
+        return False
+    for a in sorted(libs):
+        if not is_legal(ext, a, attacker, size):
+            continue
+        after, _ = after_move(ext, a, attacker, size)
+        if len(liberties(after, string_at(after, stone, size), size)) != 1:
+            continue
+        if ladder_caught(after, stone, size, depth + 1):
+            return True
+    return False
+
+
+def capture_level(color, loc: int, player: int, size: int, last: int, ladders: bool = True) -> int:
+    """The lowest, over the strings S the move captures, of 1 (S touches a
+    string in a new atari), 2 (S holds the previous move), 3 (the move touches
+    the previous move's string), 4 (S's owner would escape by extending) and
+    5 (it would be caught in a ladder); 0 when nothing is captured."""
     opp = 3 - player
     atari = new_atari_strings(color, last, player, size)
     prev = string_at(color, last, size) if last >= 0 and color[last] == opp else frozenset()
@@ -304,10 +350,38 @@ def capture_level_no_ladder(color, loc: int, player: int, size: int, last: int) 
             level = 2
         elif any(nb2 in prev for nb2 in adjacent(loc, size)):
             level = 3
+        elif ladders and ladder_caught(color, nb, size):
+            level = 5
         else:
             level = 4
         best = level if best == 0 else min(best, level)
     return best
+
+
+def extension_level(color, loc: int, player: int, size: int, last: int, ladders: bool = True):
+    """The lowest, over player's strings in a new atari whose liberty is loc,
+    of 1 (extending escapes) and 2 (still caught in a ladder); 0 for none."""
+    levels = [
+        2 if ladders and ladder_caught(color, min(s), size) else 1
+        for s in new_atari_strings(color, last, player, size)
+        if loc in liberties(color, s, size)
+    ]
+    return min(levels, default=0)
+
+
+def atari_level(color, loc: int, player: int, size: int, ko_on_board: bool, ladders=True):
+    """0 when the move puts no adjacent string from two liberties to one; else
+    1 when one of those strings is then caught in a ladder, 2 when a ko is on
+    the board, 3 otherwise."""
+    if not is_atari(color, loc, player, size):
+        return 0
+    if ladders:
+        new, _ = after_move(color, loc, player, size)
+        for nb in adjacent(loc, size):
+            if color[nb] == 3 - player:
+                if libs_of(color, nb, size) == 2 and ladder_caught(new, nb, size):
+                    return 1
+    return 2 if ko_on_board else 3
 
 
 # --- shape patterns (Coulom 2007, 3.2; see gomove/features/patterns.py) -------

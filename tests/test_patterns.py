@@ -1,0 +1,291 @@
+"""Shape patterns (gomove/features/patterns.py): the nested templates, the
+canonical hashes (symmetry and colour-swap invariant, equal to the oracle in
+tests/reference.py) and the open-addressing lookup table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import reference as ref
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gomove.board.board import BLACK, EMPTY, WHITE, Board, new_board
+from gomove.board.coords import to_loc
+from gomove.features.patterns import (
+    MAX_RADIUS,
+    build_table,
+    distance,
+    make_templates,
+    match_largest,
+    pattern_hashes,
+    table_get,
+)
+
+T = make_templates()
+RADII = T.radii
+
+# --- helpers -------------------------------------------------------------------
+
+
+def board_of(grid: list[list[int]]) -> Board:
+    """A Board whose colours are grid[row][col] (row 0 at the bottom), written
+    straight into the colour array: pattern hashes read only colours, so the
+    position need not be reachable (strings without liberties are fine)."""
+    size = len(grid)
+    b = new_board(size)
+    for r in range(size):
+        for c in range(size):
+            b.color[to_loc(r, c, size)] = grid[r][c]
+    return b
+
+
+def hashes(grid: list[list[int]], row: int, col: int, player: int, t=T) -> list[int]:
+    """The kernel's canonical hash per radius of t around (row, col)."""
+    size = len(grid)
+    out = np.zeros(len(t.radii), dtype=np.uint64)
+    b = board_of(grid)
+    pattern_hashes(b, to_loc(row, col, size), player, t.dx, t.dy, t.ends, t.perm, t.keys, out)
+    return [int(h) for h in out]
+
+
+def board_symmetries(size: int):
+    """The 8 symmetries of the size x size board as maps (row, col) -> (row', col')."""
+    n = size - 1
+    return (
+        lambda r, c: (r, c),
+        lambda r, c: (c, n - r),
+        lambda r, c: (n - r, n - c),
+        lambda r, c: (n - c, r),
+        lambda r, c: (r, n - c),
+        lambda r, c: (n - r, c),
+        lambda r, c: (c, r),
+        lambda r, c: (n - c, n - r),
+    )
+
+
+def transformed(grid, sym):
+    size = len(grid)
+    out = [[EMPTY] * size for _ in range(size)]
+    for r in range(size):
+        for c in range(size):
+            rr, cc = sym(r, c)
+            out[rr][cc] = grid[r][c]
+    return out
+
+
+def swapped(grid):
+    swap = {EMPTY: EMPTY, BLACK: WHITE, WHITE: BLACK}
+    return [[swap[v] for v in row] for row in grid]
+
+
+@st.composite
+def positions(draw):
+    """(grid, row, col, player): random stones on 9x9 or 19x19 at a random
+    density, and an empty candidate point, often on or near an edge or corner."""
+    size = draw(st.sampled_from([9, 19]))
+    rnd = draw(st.randoms(use_true_random=False))
+    density = draw(st.sampled_from([0.0, 0.1, 0.3, 0.6, 0.9]))
+    grid = [
+        [rnd.choice((BLACK, WHITE)) if rnd.random() < density else EMPTY for _ in range(size)]
+        for _ in range(size)
+    ]
+    near_edge = st.sampled_from([0, 1, 2, 3, size - 4, size - 3, size - 2, size - 1])
+    coord = st.one_of(near_edge, st.integers(0, size - 1))
+    row, col = draw(coord), draw(coord)
+    grid[row][col] = EMPTY
+    player = draw(st.sampled_from([BLACK, WHITE]))
+    return grid, row, col, player
+
+
+# --- templates ---------------------------------------------------------------------
+
+
+def test_distance():
+    """Coulom's distance d(dx, dy) = |dx| + |dy| + max(|dx|, |dy|) (Table 1)."""
+    assert distance(0, 0) == 0
+    assert distance(1, 0) == distance(0, -1) == 2
+    assert distance(1, 1) == distance(-1, 1) == 3
+    assert distance(2, 1) == distance(-1, -2) == 5
+    assert distance(3, -2) == 8
+    assert distance(5, 0) == 10
+
+
+def test_template_sizes_and_nesting():
+    """Radii 3..10; radius 3 is the 3x3 square minus its centre (8 points);
+    each template is exactly the offsets p != 0 with d(p) <= r, sorted by
+    distance, so each is a prefix of the next (nested); sizes 8, 12, 20, 28,
+    36, 48, 60, 72."""
+    assert T.radii == tuple(range(3, MAX_RADIUS + 1))
+    assert T.ends.tolist() == [8, 12, 20, 28, 36, 48, 60, 72]
+    offs = list(zip(T.dx.tolist(), T.dy.tolist()))
+    assert len(set(offs)) == len(offs) == T.ends[-1]
+    d = [distance(x, y) for x, y in offs]
+    assert d == sorted(d)
+    assert set(offs[:8]) == {(x, y) for x in (-1, 0, 1) for y in (-1, 0, 1)} - {(0, 0)}
+    for r, end in zip(T.radii, T.ends):
+        want = {
+            (x, y) for x in range(-r, r + 1) for y in range(-r, r + 1) if 0 < distance(x, y) <= r
+        }
+        assert set(offs[:end]) == want, r
+
+
+def test_templates_closed_under_symmetries():
+    """perm[s] is a permutation of each template (every symmetry maps the
+    offsets within radius r onto themselves) that moves offset i to the
+    offset SYMMETRIES[s] gives; perm[0] is the identity, and the 8 perms form
+    a group (closed under composition, each with an inverse)."""
+    offs = list(zip(T.dx.tolist(), T.dy.tolist()))
+    perms = {tuple(p) for p in T.perm.tolist()}
+    assert len(perms) == 8
+    assert T.perm[0].tolist() == list(range(len(offs)))
+    for s, g in enumerate(ref.SQUARE_SYMMETRIES):
+        assert tuple(offs.index(g(x, y)) for x, y in offs) in perms, s
+    for p in T.perm:
+        for end in T.ends:
+            assert sorted(p[:end].tolist()) == list(range(end))
+        for q in T.perm:
+            assert tuple(p[q].tolist()) in perms
+    ident = tuple(range(len(offs)))
+    assert all(any(tuple(p[q].tolist()) == ident for q in T.perm) for p in T.perm)
+
+
+def test_keys_depend_on_the_offset_only():
+    """Templates with other radii give each offset the same keys, hence the
+    same hashes at the radii they share; all keys are non-zero and distinct."""
+    small = make_templates(5, 7)
+    assert small.radii == (5, 6, 7)
+    index = {(x, y): i for i, (x, y) in enumerate(zip(T.dx.tolist(), T.dy.tolist()))}
+    for j, (x, y) in enumerate(zip(small.dx.tolist(), small.dy.tolist())):
+        assert small.keys[j].tolist() == T.keys[index[x, y]].tolist()
+    assert np.all(T.keys != 0)
+    assert len(np.unique(T.keys)) == T.keys.size
+    rnd = np.random.default_rng(3)
+    grid = rnd.choice([EMPTY, EMPTY, BLACK, WHITE], size=(9, 9)).tolist()
+    grid[2][6] = EMPTY
+    assert hashes(grid, 2, 6, BLACK, small) == hashes(grid, 2, 6, BLACK)[2:5]
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(1, 5), (6, 5), (3, 21)])
+def test_bad_radii(lo, hi):
+    with pytest.raises(ValueError, match="bad pattern radii"):
+        make_templates(lo, hi)
+
+
+# --- canonical hashes --------------------------------------------------------------
+
+
+def test_empty_board_corners_and_colours():
+    """On an empty 9x9 board the four 3-3 points have one pattern at every
+    radius, whichever side is to move; the centre E5 has the 3-3 point's
+    (all empty) pattern below radius 6 and another from 6 on, where the
+    template around C3 first reaches off the board ((-3, 0), d = 6)."""
+    grid = [[EMPTY] * 9 for _ in range(9)]
+    c3 = hashes(grid, 2, 2, BLACK)
+    for r, c in ((2, 6), (6, 2), (6, 6)):
+        assert hashes(grid, r, c, BLACK) == c3
+    assert hashes(grid, 2, 2, WHITE) == c3
+    centre = hashes(grid, 4, 4, BLACK)
+    same = [a == b for a, b in zip(c3, centre)]
+    assert same == [r < 6 for r in RADII]
+
+
+@settings(max_examples=60, deadline=None)
+@given(pos=positions())
+def test_hashes_invariant_under_symmetry_and_colour_swap(pos):
+    """For every radius, the canonical hash of the candidate is the same after
+    any of the 8 symmetries of the whole board (candidate moved with it), and
+    after swapping the colours of all stones and of the player to move."""
+    grid, row, col, player = pos
+    size = len(grid)
+    want = hashes(grid, row, col, player)
+    for sym in board_symmetries(size):
+        r, c = sym(row, col)
+        assert hashes(transformed(grid, sym), r, c, player) == want
+    assert hashes(swapped(grid), row, col, 3 - player) == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(pos=positions())
+def test_hashes_equal_the_oracle(pos):
+    """The kernel's hash at every radius equals reference.pattern_hash, which
+    views the neighbourhood through each symmetry and XORs the keys of each
+    offset (no perm table, no incremental radii)."""
+    grid, row, col, player = pos
+    size = len(grid)
+    color = board_of(grid).color.tolist()
+    loc = to_loc(row, col, size)
+    want = [ref.pattern_hash(color, loc, player, size, r, T.dx, T.dy, T.keys) for r in RADII]
+    assert hashes(grid, row, col, player) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(pos=positions(), data=st.data())
+def test_one_more_stone_changes_the_larger_radii_only(pos, data):
+    """Putting one stone on an empty on-board point at distance d from the
+    candidate changes the hash at every radius >= d and at none below; a
+    stone outside the largest template changes nothing."""
+    grid, row, col, player = pos
+    size = len(grid)
+    before = hashes(grid, row, col, player)
+    empties = [
+        (r, c)
+        for r in range(size)
+        for c in range(size)
+        if grid[r][c] == EMPTY and (r, c) != (row, col)
+    ]
+    if not empties:
+        return
+    r, c = data.draw(st.sampled_from(empties))
+    grid[r][c] = data.draw(st.sampled_from([BLACK, WHITE]))
+    d = distance(c - col, r - row)
+    after = hashes(grid, row, col, player)
+    assert [a != b for a, b in zip(before, after)] == [d <= radius for radius in RADII]
+
+
+def test_own_and_opponent_differ():
+    """A stone next to the candidate gives a different pattern when it is the
+    player's than when it is the opponent's."""
+    grid = [[EMPTY] * 9 for _ in range(9)]
+    grid[4][5] = BLACK
+    assert hashes(grid, 4, 4, BLACK) != hashes(grid, 4, 4, WHITE)
+    assert hashes(grid, 4, 4, BLACK)[0] != hashes([[EMPTY] * 9] * 9, 4, 4, BLACK)[0]
+
+
+# --- the lookup table ---------------------------------------------------------------
+
+
+def test_table_get_every_key_and_absent_keys():
+    """build_table maps hashes[i] -> i + 1 for 1,000 random keys (load <= 1/2,
+    power-of-two capacity); absent keys give -1; key 0 is refused."""
+    rnd = np.random.default_rng(7)
+    keys = np.unique(rnd.integers(1, 2**63, size=1000, dtype=np.uint64))
+    tkeys, tvals = build_table(keys)
+    cap = tkeys.shape[0]
+    assert cap & (cap - 1) == 0 and cap >= 2 * len(keys)
+    for i, k in enumerate(keys):
+        assert table_get(tkeys, tvals, k) == i + 1
+    others = rnd.integers(1, 2**63, size=200, dtype=np.uint64)
+    for k in set(others.tolist()) - set(keys.tolist()):
+        assert table_get(tkeys, tvals, np.uint64(k)) == -1
+    empty_keys, empty_vals = build_table(np.zeros(0, dtype=np.uint64))
+    assert table_get(empty_keys, empty_vals, np.uint64(5)) == -1
+    with pytest.raises(ValueError, match="reserved"):
+        build_table(np.array([3, 0], dtype=np.uint64))
+
+
+def test_match_largest_takes_the_largest_radius():
+    """match_largest gives the level of the largest radius whose hash is in
+    the table, whatever the smaller radii hold, and 0 when none is."""
+    grid = [[EMPTY] * 9 for _ in range(9)]
+    grid[3][3] = BLACK
+    grid[6][2] = WHITE
+    h = np.array(hashes(grid, 4, 4, WHITE), dtype=np.uint64)
+    table = np.array([h[0], 12345, h[4], h[2]], dtype=np.uint64)  # levels 1..4
+    tkeys, tvals = build_table(table)
+    assert match_largest(h, tkeys, tvals) == 3  # radius 7 = h[4] is level 3
+    assert match_largest(h[:4], tkeys, tvals) == 4  # up to radius 6: h[2] is level 4
+    assert match_largest(h[:1], tkeys, tvals) == 1
+    assert match_largest(h[1:2], tkeys, tvals) == 0
+    none_keys, none_vals = build_table(np.array([99], dtype=np.uint64))
+    assert match_largest(h, none_keys, none_vals) == 0

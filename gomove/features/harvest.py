@@ -114,7 +114,7 @@ RADIUS_BITS = 8  # counts[h] = count << RADIUS_BITS | radius index
 
 @njit(cache=True)
 def count_sightings(hashes: np.ndarray, bits: np.ndarray, k: int, counts) -> None:
-    """Add hashes[N, R] (0 = none) to counts with the Bloom filter in front."""
+    """Add hashes[N, R] (0 = none) to counts with the Bloom filter in front (k = 0: none)."""
     one = 1 << RADIUS_BITS
     for i in range(hashes.shape[0]):
         for r in range(hashes.shape[1]):
@@ -123,6 +123,8 @@ def count_sightings(hashes: np.ndarray, bits: np.ndarray, k: int, counts) -> Non
                 continue
             if h in counts:
                 counts[h] += one
+            elif k == 0:
+                counts[h] = one + r
             elif _bloom_seen(bits, h, k):
                 counts[h] = 2 * one + r
 
@@ -176,6 +178,8 @@ def harvest(
     t = make_templates(cfg.min_radius, cfg.max_radius)
     bits = np.zeros(max(cfg.bloom_bits // 64, 1), dtype=np.uint64)
     counts = Dict.empty(types.uint64, types.int64)
+    # keeping patterns seen once means counting every one: no filter then
+    bloom_k = cfg.bloom_hashes if cfg.min_count >= 2 else 0
     chunk_games = 25
     tasks = ((chunk, t) for chunk in _chunks(games, chunk_games))
     bar = tqdm(total=total, desc="harvest", unit="game", disable=not progress)
@@ -183,7 +187,7 @@ def harvest(
     try:
         results = pool.imap(_game_hashes, tasks) if pool else map(_game_hashes, tasks)
         for n_games, hashes in results:
-            count_sightings(hashes, bits, cfg.bloom_hashes, counts)
+            count_sightings(hashes, bits, bloom_k, counts)
             bar.update(n_games)
     finally:
         bar.close()

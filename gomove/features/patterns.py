@@ -152,7 +152,7 @@ def pattern_hashes(
 
 @njit(cache=True)
 def _slot(key: np.uint64, mask: int) -> int:
-    return int((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & mask
+    return int((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
 
 
 @njit(cache=True)

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from gomove.board.board import new_board, replay_locs
 from gomove.data.games import ReadConfig, iter_games
 from gomove.data.replay import game_arrays
@@ -153,8 +155,76 @@ def bench_load(dataset_dir: str, batch_size: int = 512) -> dict:
     )
 
 
+def bench_mm(
+    path: str, n_games: int, iters: int = 2, cache_dir: str = "cache", min_count: int = 10
+) -> list[dict]:
+    """Seconds per MM iteration per million candidates, flat and streamed; peak memory."""
+    import torch
+
+    from gomove.data.dataset import build_dataset, harvest_cached
+    from gomove.data.loader import BatchLoader
+    from gomove.train.flat import FlatTeams
+    from gomove.train.mm import MMConfig, train_mm
+
+    rc = ReadConfig(max_games=n_games, superko=False)
+    cfg = FeatureConfig(min_count=min_count, superko=False)
+    table = harvest_cached(path, rc, cfg, cache_dir, progress=False)
+    ds = build_dataset(
+        path, rc, FeatureExtractor(cfg, table), cache_dir, kind="bench", progress=False
+    )
+    reg = ds.registry
+    groups = [(g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)]
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    out = []
+    for device in devices:
+        rss0 = peak_rss_mb()
+        t = time.perf_counter()
+        flat = FlatTeams.from_dataset(ds, device)
+        load_s = time.perf_counter() - t
+        for name, data in (("flat", flat), ("stream", BatchLoader(ds, batch_size=512))):
+            if name == "stream" and ds.n_candidates > 50_000_000:
+                continue  # minutes per iteration: the flat figure is the one that matters
+            _, hist = train_mm(
+                data,
+                reg.n_features,
+                groups,
+                MMConfig(max_iters=iters, tol=0),
+                device=device,
+                progress=False,
+            )
+            sec = float(np.mean([h["seconds"] for h in hist[1:]]))
+            out.append(
+                emit(
+                    {
+                        "bench": "mm",
+                        "mode": name,
+                        "device": device,
+                        "games": ds.n_games,
+                        "positions": ds.n_positions,
+                        "candidates": ds.n_candidates,
+                        "features": reg.n_features,
+                        "seconds_per_iter": round(sec, 3),
+                        "seconds_per_iter_per_million": round(sec / ds.n_candidates * 1e6, 4),
+                        "flat_load_seconds": round(load_s, 2),
+                        "flat_gb": round(flat.nbytes() / 1e9, 3),
+                        "peak_rss_mb": round(peak_rss_mb()),
+                        "rss_growth_mb": round(peak_rss_mb() - rss0),
+                        "threads": torch.get_num_threads(),
+                    }
+                )
+            )
+        del flat
+    return out
+
+
 def run(
-    which: list[str], games_path: str | None = None, n_games: int = 200, harvest_games: int = 1000
+    which: list[str],
+    games_path: str | None = None,
+    n_games: int = 200,
+    harvest_games: int = 1000,
+    mm_games: int = 1000,
+    mm_iters: int = 2,
+    cache_dir: str = "cache",
 ) -> list[dict]:
     path = games_path or default_games_path()
     emit({"bench": "setup", "data": path, "games": n_games})
@@ -165,5 +235,7 @@ def run(
     if "extract" in which:
         hv = load_games(path, harvest_games) if harvest_games > n_games else games
         out += bench_extract(games, hv)
+    if "mm" in which:
+        out += bench_mm(path, mm_games, mm_iters, cache_dir)
     out.append(emit({"bench": "memory", "peak_rss_mb": round(peak_rss_mb())}))
     return out

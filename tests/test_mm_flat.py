@@ -41,8 +41,9 @@ def groups_of(reg):
     return [(g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)]
 
 
-def test_collect_equals_streaming(ds):
-    flat = FlatTeams.from_dataset(ds, chunk_positions=37)
+@pytest.mark.parametrize("engine", ["numba", "torch"])
+def test_collect_equals_streaming(ds, engine):
+    flat = FlatTeams.from_dataset(ds, chunk_positions=37, engine=engine)
     loader = BatchLoader(ds, batch_size=29)
     g = torch.Generator().manual_seed(0)
     lg = torch.randn(ds.registry.n_features, generator=g, dtype=torch.float64)
@@ -64,7 +65,8 @@ def test_collect_equals_streaming(ds):
             torch.testing.assert_close(got.denom[o : o + s], want.denom[o : o + s])
 
 
-def test_training_identical(ds):
+@pytest.mark.parametrize("engine", ["numba", "torch"])
+def test_training_identical(ds, engine):
     reg = ds.registry
     cfg = MMConfig(max_iters=3, tol=0.0)
     m1, h1 = train_mm(

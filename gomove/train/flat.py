@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 
 from gomove.data.dataset import Dataset
 from gomove.features.registry import Registry
+from gomove.train.flat_kernels import mm_pass, scale_teams
 from gomove.train.mm import PassStats
 
 
@@ -35,19 +36,38 @@ class FlatTeams:
         registry: Registry,
         device: torch.device | str = "cpu",
         chunk_positions: int = 16384,
+        engine: str = "auto",
     ):
         self.device = torch.device(device)
+        if engine == "auto":
+            engine = "numba" if self.device.type == "cpu" else "torch"
+        if engine not in ("numba", "torch"):
+            raise ValueError(f"engine must be 'auto', 'numba' or 'torch', not {engine!r}")
+        self.engine = engine
         self.registry = registry
         self.offsets = [int(o) for o in registry.offsets]
         self.sizes = [int(s) for s in registry.sizes]
-        self.levels = [lv.to(self.device) for lv in levels]
         self.n_positions = len(winner)
         self.n_candidates = int(pos_start[-1])
+        win_flat = pos_start[:-1] + winner.astype(np.int64)
+        # wins never change: the levels of the expert moves
+        self.win_levels = [torch.from_numpy(lv[win_flat].astype(np.int64)) for lv in levels]
+        self._seen: torch.Tensor | None = None  # log_gamma the cached strengths reflect
+        if engine == "numba":
+            self.levels_np = levels
+            self.pos_start = pos_start
+            self.win_flat_np = win_flat
+            self.chunk_pos = np.unique(
+                np.r_[np.arange(0, self.n_positions, 2048), self.n_positions]
+            ).astype(np.int64)
+            self.team = np.ones(self.n_candidates, dtype=np.float64)
+            return
+        self.levels = [torch.from_numpy(lv).to(self.device) for lv in levels]
         counts = np.diff(pos_start)
         self.pos = torch.from_numpy(
             np.repeat(np.arange(self.n_positions, dtype=np.int32), counts)
         ).to(self.device)
-        self.win_flat = torch.from_numpy(pos_start[:-1] + winner.astype(np.int64)).to(self.device)
+        self.win_flat = torch.from_numpy(win_flat).to(self.device)
         self.chunks = [
             (
                 int(pos_start[lo]),
@@ -58,9 +78,6 @@ class FlatTeams:
             for lo in range(0, self.n_positions, chunk_positions)
         ]
         self.log_team = torch.zeros(self.n_candidates, dtype=torch.float64, device=self.device)
-        self._seen: torch.Tensor | None = None  # log_gamma that log_team reflects
-        # wins never change: the levels of the expert moves
-        self.win_levels = [lv[self.win_flat].long() for lv in self.levels]
 
     @classmethod
     def from_dataset(
@@ -89,10 +106,12 @@ class FlatTeams:
                 f"{ds.path}: shards hold {p} positions / {c} candidates, "
                 f"dataset.json says {ds.n_positions} / {ds.n_candidates}"
             )
-        levels = [torch.from_numpy(cols[g]) for g in groups]
-        return cls(levels, starts, winners, ds.registry, device, **kw)
+        return cls([cols[g] for g in groups], starts, winners, ds.registry, device, **kw)
 
     def nbytes(self) -> int:
+        if self.engine == "numba":
+            arrays = [*self.levels_np, self.pos_start, self.win_flat_np, self.team]
+            return sum(a.nbytes for a in arrays)
         arrays = [*self.levels, self.pos, self.win_flat, self.log_team]
         return sum(a.numel() * a.element_size() for a in arrays)
 
@@ -102,27 +121,36 @@ class FlatTeams:
         return torch.cat([log_gamma.new_zeros(1), log_gamma[o : o + s]])
 
     def _sync(self, log_gamma: torch.Tensor) -> None:
-        """Bring log_team to log_gamma, group by group, only where it changed."""
+        """Bring the cached strengths to log_gamma, group by group, only where it changed."""
+        n_groups = len(self.sizes)
         if self._seen is None:
-            self.log_team.zero_()
-            changed = range(len(self.levels))
+            if self.engine == "numba":
+                self.team.fill(1.0)
+            else:
+                self.log_team.zero_()
+            changed = range(n_groups)
             old = torch.zeros_like(log_gamma)
         else:
             old = self._seen
             diff = log_gamma != old
             changed = [
                 g
-                for g in range(len(self.levels))
+                for g in range(n_groups)
                 if bool(diff[self.offsets[g] : self.offsets[g] + self.sizes[g]].any())
             ]
         for g in changed:
             delta = self._table(log_gamma, g) - self._table(old, g)
+            if self.engine == "numba":
+                scale_teams(self.team, self.levels_np[g], torch.exp(delta).cpu().numpy())
+                continue
             for lo, hi, _, _ in self.chunks:
                 self.log_team[lo:hi] += delta[self.levels[g][lo:hi].long()]
         self._seen = log_gamma.clone()
 
     def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]):
         """MM statistics of the groups in columns, and the log-likelihood, at log_gamma."""
+        if self.engine == "numba":
+            return self._collect_numba(log_gamma.cpu(), columns)
         log_gamma = log_gamma.to(self.device)
         self._sync(log_gamma)
         f = log_gamma.shape[0]
@@ -152,6 +180,28 @@ class FlatTeams:
             o, s = self.offsets[g], self.sizes[g]
             denom[o : o + s] = part[g][1:]
             wins[o : o + s] = torch.bincount(self.win_levels[g], minlength=s + 1)[1:].double()
+        return PassStats(wins, denom, float(log_lik), self.n_positions)
+
+    def _collect_numba(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
+        self._sync(log_gamma)
+        f = log_gamma.shape[0]
+        wins = torch.zeros(f, dtype=torch.float64)
+        denom = torch.zeros(f, dtype=torch.float64)
+        log_lik = None
+        for g in columns or [0]:
+            o, s = self.offsets[g], self.sizes[g]
+            ll, part = mm_pass(
+                self.team,
+                self.pos_start,
+                self.win_flat_np,
+                self.chunk_pos,
+                self.levels_np[g],
+                s + 1,
+            )
+            log_lik = ll if log_lik is None else log_lik
+            if g in columns:
+                denom[o : o + s] = torch.from_numpy(part[1:]) * torch.exp(-log_gamma[o : o + s])
+                wins[o : o + s] = torch.bincount(self.win_levels[g], minlength=s + 1)[1:].double()
         return PassStats(wins, denom, float(log_lik), self.n_positions)
 
 

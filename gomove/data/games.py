@@ -37,11 +37,10 @@ from gomove.board.board import (
     WHITE,
     Board,
     is_legal,
-    new_board,
     replay_locs,
-    setup_stone,
 )
-from gomove.board.coords import MAX_SIZE, MIN_SIZE, loc_to_gtp, move_to_loc, to_loc
+from gomove.board.coords import MAX_SIZE, MIN_SIZE, loc_to_gtp
+from gomove.data.replay import game_arrays, start_board
 from gomove.sgf import Game, GameError, parse_game
 
 FILTER_REASONS = ("size", "handicap", "short")
@@ -228,16 +227,14 @@ def replay_game(game: Game, superko: bool = True) -> Board:
     size = game.size
     if not MIN_SIZE <= size <= MAX_SIZE:
         raise GameError("size", game.source, None, f"the board stops at {MAX_SIZE}x{MAX_SIZE}")
-    b = new_board(size, hist_len=len(game.moves) + 2)
-    for color, row, col in game.setup:
-        loc = to_loc(row, col, size)
-        if b.color[loc] != EMPTY:
-            raise GameError("illegal", game.source, 0, f"two setup stones on {(row, col)}")
-        setup_stone(b, loc, color)
+    points = [(row, col) for _, row, col in game.setup]
+    if len(set(points)) != len(points):
+        raise GameError("illegal", game.source, 0, "two setup stones on one point")
+    ga = game_arrays(game)
+    b = start_board(ga)
     if np.count_nonzero((b.color == BLACK) | (b.color == WHITE)) != len(game.setup):
         raise GameError("illegal", game.source, 0, "setup stones without liberties")
-    locs = np.array([move_to_loc(m, size) for _, m in game.moves], dtype=np.int64)
-    colors = np.array([c for c, _ in game.moves], dtype=np.int64)
+    locs, colors = ga.locs, ga.colors
     n = replay_locs(b, locs, colors, superko)
     if n < len(game.moves):
         loc, color = int(locs[n]), int(colors[n])

@@ -30,6 +30,13 @@ from gomove.train.device import resolve_device
 log = logging.getLogger(__name__)
 
 
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process (training, evaluation) in MB."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)

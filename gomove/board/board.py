@@ -116,6 +116,29 @@ def _next_gen(b: Board) -> int:
 
 
 @njit(cache=True)
+def adjacent_strings(b: Board, loc: int, color: int) -> tuple[int, int, int, int]:
+    """Heads of the distinct strings of color touching loc, -1 for the unused slots."""
+    h0 = -1
+    h1 = -1
+    h2 = -1
+    h3 = -1
+    for nb in neighbours(b, loc):
+        if b.color[nb] == color:
+            hh = b.head[nb]
+            if hh == h0 or hh == h1 or hh == h2:
+                continue
+            if h0 == -1:
+                h0 = hh
+            elif h1 == -1:
+                h1 = hh
+            elif h2 == -1:
+                h2 = hh
+            else:
+                h3 = hh
+    return h0, h1, h2, h3
+
+
+@njit(cache=True)
 def count_libs(b: Board, h: int) -> int:
     """Distinct liberties of the string with head h, by walking it."""
     gen = _next_gen(b)
@@ -182,20 +205,9 @@ def _remove_string(b: Board, h: int) -> int:
         b.zhash[0] ^= ZKEYS[cap_color, s]
         n += 1
         # one liberty per distinct adjacent string of the other colour
-        seen0 = -1
-        seen1 = -1
-        seen2 = -1
-        for nb in neighbours(b, s):
-            if b.color[nb] == other:
-                hh = b.head[nb]
-                if hh != seen0 and hh != seen1 and hh != seen2:
-                    b.libs[hh] += 1
-                    if seen0 == -1:
-                        seen0 = hh
-                    elif seen1 == -1:
-                        seen1 = hh
-                    else:
-                        seen2 = hh
+        for hh in adjacent_strings(b, s, other):
+            if hh != -1:
+                b.libs[hh] += 1
         s = nxt
         if s == h:
             break
@@ -215,23 +227,14 @@ def place_stone(b: Board, loc: int, color: int) -> tuple[int, int]:
     b.nstones[loc] = 1
     b.zhash[0] ^= ZKEYS[color, loc]
     n_empty = 0
-    s0 = -1
-    s1 = -1
-    s2 = -1
     for nb in neighbours(b, loc):
-        c = b.color[nb]
-        if c == EMPTY:
+        if b.color[nb] == EMPTY:
             n_empty += 1
-        elif c == BLACK or c == WHITE:
-            hh = b.head[nb]
-            if hh != s0 and hh != s1 and hh != s2:
+    # loc was one liberty of every distinct string touching it
+    for c in (BLACK, WHITE):
+        for hh in adjacent_strings(b, loc, c):
+            if hh != -1:
                 b.libs[hh] -= 1
-                if s0 == -1:
-                    s0 = hh
-                elif s1 == -1:
-                    s1 = hh
-                else:
-                    s2 = hh
     b.libs[loc] = n_empty
     merged = False
     for nb in neighbours(b, loc):
@@ -279,25 +282,14 @@ def hash_after(b: Board, loc: int, color: int) -> np.uint64:
         return h
     h ^= ZKEYS[color, loc]
     opp = 3 - color
-    s0 = -1
-    s1 = -1
-    s2 = -1
-    for nb in neighbours(b, loc):
-        if b.color[nb] == opp:
-            hh = b.head[nb]
-            if b.libs[hh] == 1 and hh != s0 and hh != s1 and hh != s2:
-                s = hh
-                while True:
-                    h ^= ZKEYS[opp, s]
-                    s = b.nxt[s]
-                    if s == hh:
-                        break
-                if s0 == -1:
-                    s0 = hh
-                elif s1 == -1:
-                    s1 = hh
-                else:
-                    s2 = hh
+    for hh in adjacent_strings(b, loc, opp):
+        if hh != -1 and b.libs[hh] == 1:
+            s = hh
+            while True:
+                h ^= ZKEYS[opp, s]
+                s = b.nxt[s]
+                if s == hh:
+                    break
     return h
 
 
@@ -370,22 +362,7 @@ def libs_after(b: Board, loc: int, color: int) -> int:
     opp = 3 - color
     gen = _next_gen(b)
     # the own strings the stone joins
-    o0 = -1
-    o1 = -1
-    o2 = -1
-    o3 = -1
-    for nb in neighbours(b, loc):
-        if b.color[nb] == color:
-            hh = b.head[nb]
-            if hh != o0 and hh != o1 and hh != o2:
-                if o0 == -1:
-                    o0 = hh
-                elif o1 == -1:
-                    o1 = hh
-                elif o2 == -1:
-                    o2 = hh
-                else:
-                    o3 = hh
+    o0, o1, o2, o3 = adjacent_strings(b, loc, color)
     b.mark[loc] = gen
     n = 0
     for nb in neighbours(b, loc):
@@ -431,22 +408,10 @@ def libs_after(b: Board, loc: int, color: int) -> int:
 @njit(cache=True)
 def captures_of(b: Board, loc: int, color: int) -> int:
     """Stones a move at loc would capture."""
-    opp = 3 - color
     n = 0
-    s0 = -1
-    s1 = -1
-    s2 = -1
-    for nb in neighbours(b, loc):
-        if b.color[nb] == opp:
-            hh = b.head[nb]
-            if b.libs[hh] == 1 and hh != s0 and hh != s1 and hh != s2:
-                n += b.nstones[hh]
-                if s0 == -1:
-                    s0 = hh
-                elif s1 == -1:
-                    s1 = hh
-                else:
-                    s2 = hh
+    for hh in adjacent_strings(b, loc, 3 - color):
+        if hh != -1 and b.libs[hh] == 1:
+            n += b.nstones[hh]
     return n
 
 

@@ -44,6 +44,7 @@ from gomove.board.board import (
     SIZE,
     WHITE,
     Board,
+    adjacent_strings,
     captures_of,
     copy_board,
     is_legal,
@@ -225,26 +226,20 @@ def tactical_levels(
     last2 = b.info[LAST2]
     ko_on_board = b.info[KO] >= 0
     # our strings in a new atari: one liberty and touching the previous move
-    na0 = -1
-    na1 = -1
-    na2 = -1
-    na3 = -1
+    na0 = na1 = na2 = na3 = -1
     last_head = -1
     if last >= 0 and b.color[last] == opp:
         last_head = b.head[last]
     if last >= 0:
-        for nb in neighbours(b, last):
-            if b.color[nb] == color and b.libs[b.head[nb]] == 1:
-                hh = b.head[nb]
-                if hh != na0 and hh != na1 and hh != na2:
-                    if na0 == -1:
-                        na0 = hh
-                    elif na1 == -1:
-                        na1 = hh
-                    elif na2 == -1:
-                        na2 = hh
-                    else:
-                        na3 = hh
+        na0, na1, na2, na3 = adjacent_strings(b, last, color)
+        if na0 != -1 and b.libs[na0] != 1:
+            na0 = -1
+        if na1 != -1 and b.libs[na1] != 1:
+            na1 = -1
+        if na2 != -1 and b.libs[na2] != 1:
+            na2 = -1
+        if na3 != -1 and b.libs[na3] != 1:
+            na3 = -1
     for i in range(n):
         loc = cands[i]
         for g in range(8):

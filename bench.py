@@ -1,4 +1,4 @@
-"""Benchmarks: `python bench.py [replay] [extract] [mm] [options]`; one JSON object per figure.
+"""Benchmarks: `python bench.py [replay] [extract] [mm] [fbt] [options]`; one JSON object per figure.
 
 Reads real games from ../shared/data when present, else the embedded sample.
 """
@@ -9,7 +9,7 @@ import argparse
 
 from gomove import benchmarks
 
-ALL = ("replay", "extract", "mm")
+ALL = ("replay", "extract", "mm", "fbt")
 
 
 def main() -> None:
@@ -18,9 +18,9 @@ def main() -> None:
     p.add_argument("--data", help="games to read (default: ../shared/data month 1)")
     p.add_argument("--games", type=int, default=200, help="games timed")
     p.add_argument("--harvest-games", type=int, default=1000, help="games harvested for shapes")
-    p.add_argument("--mm-games", type=int, default=1000, help="training games for `mm`")
+    p.add_argument("--mm-games", type=int, default=1000, help="training games for `mm` and `fbt`")
     p.add_argument("--mm-iters", type=int, default=2, help="MM iterations timed")
-    p.add_argument("--cache-dir", default="cache", help="where `mm` keeps its dataset")
+    p.add_argument("--cache-dir", default="cache", help="where `mm` and `fbt` keep their dataset")
     a = p.parse_args()
     unknown = set(a.which) - set(ALL)
     if unknown:

@@ -155,23 +155,29 @@ def bench_load(dataset_dir: str, batch_size: int = 512) -> dict:
     )
 
 
+def bench_dataset(path: str, n_games: int, cache_dir: str = "cache", min_count: int = 10):
+    """The first n_games of path, full features, extracted once into cache_dir (kind "bench")."""
+    from gomove.data.dataset import build_dataset, harvest_cached
+
+    rc = ReadConfig(max_games=n_games, superko=False)
+    cfg = FeatureConfig(min_count=min_count, superko=False)
+    table = harvest_cached(path, rc, cfg, cache_dir, progress=False)
+    return build_dataset(
+        path, rc, FeatureExtractor(cfg, table), cache_dir, kind="bench", progress=False
+    )
+
+
 def bench_mm(
     path: str, n_games: int, iters: int = 2, cache_dir: str = "cache", min_count: int = 10
 ) -> list[dict]:
     """Seconds per MM iteration per million candidates, flat and streamed; peak memory."""
     import torch
 
-    from gomove.data.dataset import build_dataset, harvest_cached
     from gomove.data.loader import BatchLoader
     from gomove.train.flat import FlatTeams
     from gomove.train.mm import MMConfig, train_mm
 
-    rc = ReadConfig(max_games=n_games, superko=False)
-    cfg = FeatureConfig(min_count=min_count, superko=False)
-    table = harvest_cached(path, rc, cfg, cache_dir, progress=False)
-    ds = build_dataset(
-        path, rc, FeatureExtractor(cfg, table), cache_dir, kind="bench", progress=False
-    )
+    ds = bench_dataset(path, n_games, cache_dir, min_count)
     reg = ds.registry
     groups = [(g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)]
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -219,6 +225,54 @@ def bench_mm(
     return out
 
 
+def bench_fbt(
+    path: str,
+    n_games: int,
+    cache_dir: str = "cache",
+    min_count: int = 10,
+    k: int = 10,
+    batch_size: int = 256,
+) -> list[dict]:
+    """FBT training speed, positions (and candidates) per second over one SGD epoch:
+    full gradient and sampled (S = 10), and LFR; CPU and CUDA when present."""
+    import torch
+
+    from gomove.data.loader import BatchLoader
+    from gomove.train.sgd import SGDConfig, train_sgd
+
+    ds = bench_dataset(path, n_games, cache_dir, min_count)
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    out = []
+    for device in devices:
+        for name, sample in (("fbt", 0), ("fbt", 10), ("lfr", 0)):
+            cfg = SGDConfig(name=name, k=k, sample=sample, epochs=1, batch_size=batch_size)
+            loader = BatchLoader(ds, batch_size=batch_size, in_memory=True)
+            # row 0 of the history is an untimed pass that also reads the shards into memory
+            _, hist = train_sgd(loader, ds.registry.n_features, cfg, device=device, progress=False)
+            sec = hist[1]["seconds"]
+            out.append(
+                emit(
+                    {
+                        "bench": "fbt",
+                        "model": name,
+                        "sample": sample,
+                        "k": k,
+                        "device": device,
+                        "games": ds.n_games,
+                        "positions": ds.n_positions,
+                        "candidates": ds.n_candidates,
+                        "features": ds.registry.n_features,
+                        "batch_size": batch_size,
+                        "seconds_per_epoch": round(sec, 3),
+                        "positions_per_s": round(ds.n_positions / sec),
+                        "candidates_per_s": round(ds.n_candidates / sec),
+                        "threads": torch.get_num_threads(),
+                    }
+                )
+            )
+    return out
+
+
 def run(
     which: list[str],
     games_path: str | None = None,
@@ -239,5 +293,7 @@ def run(
         out += bench_extract(games, hv)
     if "mm" in which:
         out += bench_mm(path, mm_games, mm_iters, cache_dir)
+    if "fbt" in which:
+        out += bench_fbt(path, mm_games, cache_dir)
     out.append(emit({"bench": "memory", "peak_rss_mb": round(peak_rss_mb())}))
     return out

@@ -455,3 +455,66 @@ def played_pattern_counts(games, radii, dx, dy, keys):
                 counts[radius, pattern_hash(color, loc, player, size, radius, dx, dy, keys)] += 1
             color, _ = after_move(color, loc, player, size)
     return counts
+
+
+# --- factorization Bradley-Terry and LFR (Xiao and Müller 2016; see gomove/models/fbt.py) ---
+
+
+def fbt_strength(w, v, team) -> float:
+    """E = sum_f w_f + 1/2 sum_{f != g} <v_f, v_g> by the explicit double sum over
+    the team's members (a list of feature indices, the ``none`` index 0 left out)."""
+    members = [f for f in team if f != 0]
+    e = sum(w[f] for f in members)
+    for a, f in enumerate(members):
+        for b, g in enumerate(members):
+            if a != b:
+                e += 0.5 * sum(x * y for x, y in zip(v[f], v[g], strict=True))
+    return e
+
+
+def fbt_log_loss_grad(w, v, batches):
+    """Mean over positions of -log P(expert move) and its gradient in closed form:
+    -h(winner) + sum_m P(m) h(m), with h(team) for w_f the number of times f is
+    in the team and for v_{f,q} the sum of v_{t,q} over the other members t
+    (the derivative of ``fbt_strength``). Returns (loss, grad_w, grad_v) as lists."""
+    import math
+
+    k = len(v[0])
+    grad_w = [0.0] * len(w)
+    grad_v = [[0.0] * k for _ in v]
+    total = 0.0
+    positions = bt_positions(batches)
+    for teams, win in positions:
+        e = [fbt_strength(w, v, t) for t in teams]
+        top = max(e)
+        z = sum(math.exp(x - top) for x in e)
+        p = [math.exp(x - top) / z for x in e]
+        total -= math.log(p[win])
+        for m, team in enumerate(teams):
+            coef = p[m] - (1.0 if m == win else 0.0)
+            for a, f in enumerate(team):
+                grad_w[f] += coef
+                for q in range(k):
+                    mates = sum(v[t][q] for b, t in enumerate(team) if b != a)
+                    grad_v[f][q] += coef * mates
+    n = len(positions)
+    return (
+        total / n,
+        [g / n for g in grad_w],
+        [[g / n for g in row] for row in grad_v],
+    )
+
+
+def lfr_loss(w, v, batches) -> float:
+    """Mean over positions of the mean over the other legal candidates o of
+    log(1 + exp(E_o - E_winner)) (= -log sigmoid(E_winner - E_o)); 0 for a
+    position with the expert move alone."""
+    import math
+
+    total = 0.0
+    positions = bt_positions(batches)
+    for teams, win in positions:
+        e = [fbt_strength(w, v, t) for t in teams]
+        pairs = [math.log1p(math.exp(e[o] - e[win])) for o in range(len(teams)) if o != win]
+        total += sum(pairs) / len(pairs) if pairs else 0.0
+    return total / len(positions)

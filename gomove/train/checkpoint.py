@@ -1,7 +1,9 @@
 """Checkpoints and the readable gamma table.
 
 A checkpoint holds everything needed to score new positions: the feature
-config, the registry, the harvested pattern table and the parameters.
+config, the registry, the harvested pattern table, the model's name
+(gomove.models.MODEL_NAMES), its hyperparameters (``model_args``: k for
+fbt/lfr, empty for mm) and its parameters (the state dict).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import PatternTable
 from gomove.features.registry import Registry
+from gomove.models import model_from_state
 
 CHECKPOINT_VERSION = 1
 
@@ -38,6 +41,7 @@ def save_checkpoint(
         "version": CHECKPOINT_VERSION,
         "model_name": str(cfg["model"]["name"]),
         "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "model_args": {"k": int(model.k)} if hasattr(model, "k") else {},
         "registry": ex.registry.to_dict(),
         "features": OmegaConf.to_container(OmegaConf.structured(ex.cfg)),
         "patterns": None
@@ -64,7 +68,8 @@ def save_checkpoint(
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """The checkpoint dict, with ``extractor`` (FeatureExtractor) rebuilt."""
+    """The checkpoint dict, with ``extractor`` (FeatureExtractor) and ``module``
+    (the model, on CPU, gomove.models.model_from_state) rebuilt."""
     state = torch.load(path, map_location="cpu", weights_only=False)
     if state.get("version") != CHECKPOINT_VERSION:
         raise ValueError(
@@ -90,19 +95,37 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             "from the saved one (feature code changed since it was trained)"
         )
     state["extractor"] = ex
+    state["module"] = model_from_state(state["model_name"], state["model"])
+    k = state.get("model_args", {}).get("k")
+    if k is not None and k != state["module"].k:
+        raise ValueError(f"{path}: model_args k = {k} but the saved v has k = {state['module'].k}")
     return state
 
 
 def write_gamma_table(
     path: str | Path, model: torch.nn.Module, reg: Registry, top_shapes: int = 30
 ) -> None:
-    """Coulom's Table 1 as learned: gamma and Elo of every non-shape level, best/worst shapes."""
-    log_gamma = model.log_gamma.detach().cpu().double().numpy()
-    lines = ["| feature | level | gamma | Elo |", "|---|---|---|---|"]
+    """Coulom's Table 1 as learned: gamma and Elo of every non-shape level, best/worst shapes.
+
+    An mm model's gamma is exp(log_gamma); an fbt/lfr model's is exp(w), the
+    level's strength alone, with a last column ``|v|``, the norm of its
+    interaction vector (how much its strength depends on its team mates).
+    Shapes are ordered by log-gamma (or w).
+    """
+    if hasattr(model, "log_gamma"):
+        log_gamma = model.log_gamma.detach().cpu().double().numpy()
+        v_norm = None
+    else:
+        log_gamma = model.w.detach().cpu().double().numpy()
+        v_norm = model.v.detach().cpu().double().norm(dim=1).numpy()
+    extra = " |v| |" if v_norm is not None else ""
+    rule = "---|" if v_norm is not None else ""
+    lines = [f"| feature | level | gamma | Elo |{extra}", f"|---|---|---|---|{rule}"]
 
     def row(group: str, level: str, i: int) -> str:
         lg = log_gamma[i]
-        return f"| {group} | {level} | {math.exp(lg):.3f} | {400 * lg / math.log(10):+.0f} |"
+        cells = f"| {group} | {level} | {math.exp(lg):.3f} | {400 * lg / math.log(10):+.0f} |"
+        return cells + (f" {v_norm[i]:.3f} |" if v_norm is not None else "")
 
     shapes = None
     for group, off in zip(reg.groups, reg.offsets):
@@ -118,8 +141,8 @@ def write_gamma_table(
             "",
             f"Shapes: {len(idx)} patterns; the {top_shapes} strongest and weakest.",
             "",
-            "| feature | pattern | gamma | Elo |",
-            "|---|---|---|---|",
+            f"| feature | pattern | gamma | Elo |{extra}",
+            f"|---|---|---|---|{rule}",
         ]
         chosen = (
             list(order[:top_shapes]) + list(order[-top_shapes:])

@@ -187,7 +187,23 @@ def train_model(cfg, reg, train_loader, val_loader, device, writer):
             writer=writer,
             progress=cfg.progress,
         )
-    raise ValueError(f"unknown model {name!r}; available: mm")
+    if name in ("fbt", "lfr"):
+        from gomove.train.sgd import SGDConfig, train_sgd
+
+        fields = OmegaConf.to_container(cfg.model, resolve=True)
+        sgd_cfg = SGDConfig(**fields, seed=cfg.seed)
+        return train_sgd(
+            train_loader,
+            reg.n_features,
+            sgd_cfg,
+            device=device,
+            val_data=val_loader,
+            writer=writer,
+            progress=cfg.progress,
+            groups=groups,
+            registry=reg,
+        )
+    raise ValueError(f"unknown model {name!r}; available: mm, fbt, lfr")
 
 
 def evaluate_checkpoint(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
@@ -199,11 +215,7 @@ def evaluate_checkpoint(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     device = resolve_device(cfg.device)
     state = load_checkpoint(cfg.checkpoint)
     ex = state["extractor"]
-    if state["model_name"] != "mm":
-        raise ValueError(f"{cfg.checkpoint}: cannot score a {state['model_name']!r} model")
-    from gomove.models.mm import BradleyTerry
-
-    model = BradleyTerry.from_state_dict(state["model"]).to(device)
+    model = state["module"].to(device)
     d = cfg.data
     ds = build_dataset(
         paths(d.test),

@@ -163,14 +163,18 @@ def bench_dataset(path: str, n_games: int, cache_dir: str = "cache", min_count: 
     cfg = FeatureConfig(min_count=min_count, superko=False)
     table = harvest_cached(path, rc, cfg, cache_dir, progress=False)
     return build_dataset(
-        path, rc, FeatureExtractor(cfg, table), cache_dir, kind="bench", progress=False
+        path, rc, FeatureExtractor(cfg, table), cache_dir, kind="train", progress=False
     )
 
 
 def bench_mm(
     path: str, n_games: int, iters: int = 2, cache_dir: str = "cache", min_count: int = 10
 ) -> list[dict]:
-    """Seconds per MM iteration per million candidates, flat and streamed; peak memory."""
+    """Seconds per MM iteration per million candidates, flat and streamed; peak memory.
+
+    The dataset is the one ``train.py data=tygem data.max_games=N`` builds when
+    path names the same files (kind "train", same configs): its cache is shared.
+    """
     import torch
 
     from gomove.data.loader import BatchLoader

@@ -235,16 +235,18 @@ def bench_fbt(
     cache_dir: str = "cache",
     min_count: int = 10,
     k: int = 10,
-    batch_size: int = 256,
+    batch_size: int | None = None,
 ) -> list[dict]:
     """FBT training speed, positions (and candidates) per second over one SGD epoch:
-    full gradient and sampled (S = 10), and LFR; CPU and CUDA when present."""
+    full gradient and sampled (S = 10), and LFR; CPU and CUDA when present.
+    batch_size: positions per step (None: SGDConfig's default)."""
     import torch
 
     from gomove.data.loader import BatchLoader
     from gomove.train.sgd import SGDConfig, train_sgd
 
     ds = bench_dataset(path, n_games, cache_dir, min_count)
+    batch_size = batch_size or SGDConfig().batch_size
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     out = []
     for device in devices:

@@ -61,12 +61,12 @@ class SGDModelConfig:
     name: str = "fbt"
     k: int = 10
     sample: int = 0  # 0: full gradient; S > 0: S candidates sampled per position (fbt only)
-    lr: float = 0.01
+    lr: float = 0.02
     schedule: str = "cosine"  # constant | cosine | step (times lr_gamma every lr_step epochs)
     lr_gamma: float = 0.1
     lr_step: int = 10
     epochs: int = 10
-    batch_size: int = 256  # positions per SGD step (data.batch_size is for evaluation)
+    batch_size: int = 128  # positions per SGD step (data.batch_size is for evaluation)
     lambda_w: float = 1e-5
     lambda_v: float = 1e-4
     init: str = "random"  # random | mm (w from mm_iters MM iterations on the training data)

@@ -158,6 +158,7 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
             "train_positions": data.train.n_positions,
             "train_games": data.train.n_games,
             "iterations": len(history) - 1,
+            "peak_rss_mb": peak_rss_mb(),
         }
     )
     write_report(metrics, out)

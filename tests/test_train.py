@@ -80,7 +80,16 @@ def test_train_then_evaluate(games, tmp_path):
     out = tmp_path / "run"
     metrics = run(cfg, out)
     saved = json.loads((out / "metrics.json").read_text())
-    for key in ("top1", "topn", "log_evidence", "n_positions", "n_games", "train_seconds", "phase", "peak_rss_mb"):
+    for key in (
+        "top1",
+        "topn",
+        "log_evidence",
+        "n_positions",
+        "n_games",
+        "train_seconds",
+        "phase",
+        "peak_rss_mb",
+    ):
         assert key in saved
     assert saved["n_games"] == 3 and saved["n_positions"] == 180
     assert 0.0 <= saved["top1"] <= 1.0 and saved["log_evidence"] < 0

@@ -1,4 +1,4 @@
-"""Benchmarks: `python bench.py [replay] [extract] [mm] [fbt] [options]`; one JSON object per figure.
+"""Benchmarks: `python bench.py [replay] [extract] [mm] [fbt] [options]`; JSON lines out.
 
 Reads real games from ../shared/data when present, else the embedded sample.
 """

@@ -2,8 +2,8 @@
 
 Groups mirror the code: ``data`` (gomove.data), ``features``
 (gomove.features.config.FeatureConfig), ``model`` (``ModelConfig``: MM,
-gomove.train.mm.MMConfig plus the model's name; ``SGDModelConfig``: FBT and
-LFR, gomove.train.sgd.SGDConfig).
+gomove.train.mm.MMConfig plus the model's name; FBT and LFR use
+gomove.train.sgd.SGDConfig itself, ``base_sgd``, its seed read from the top).
 
 Top-level ``k`` and ``sample`` exist so that ``python train.py model=fbt k=5
 sample=10`` works as written: configs/model/fbt.yaml sets ``k: ${k}`` and
@@ -55,33 +55,10 @@ class ModelConfig:
 
 
 @dataclass
-class SGDModelConfig:
-    """FBT / LFR by SGD; the fields of gomove.train.sgd.SGDConfig but ``seed`` (top level)."""
-
-    name: str = "fbt"
-    k: int = 10
-    sample: int = 0  # 0: full gradient; S > 0: S candidates sampled per position (fbt only)
-    lr: float = 0.02
-    schedule: str = "cosine"  # constant | cosine | step (times lr_gamma every lr_step epochs)
-    lr_gamma: float = 0.1
-    lr_step: int = 10
-    epochs: int = 10
-    batch_size: int = 128  # positions per SGD step (data.batch_size is for evaluation)
-    lambda_w: float = 1e-5
-    lambda_v: float = 1e-4
-    init: str = "random"  # random | mm (w from mm_iters MM iterations on the training data)
-    mm_iters: int = 3
-    init_checkpoint: str | None = None  # a model.pt (mm, fbt or lfr) to start from
-    init_std: float = 0.01
-    optimizer: str = "adam"  # adam | sgd
-    momentum: float = 0.9
-
-
-@dataclass
 class Config:
     data: DataConfig = MISSING
     features: FeatureConfig = MISSING
-    # ModelConfig or SGDModelConfig, whichever the chosen model/*.yaml builds on
+    # ModelConfig or gomove.train.sgd.SGDConfig, whichever the chosen model/*.yaml builds on
     model: Any = MISSING
     k: int = 10  # latent dimension of fbt / lfr (model.k reads it)
     sample: int = 0  # fbt's sampled gradient: 0 = full, else S (model.sample reads it)
@@ -100,11 +77,13 @@ def _sample(name: str) -> str:
 
 def register() -> None:
     """Register the schemas and the ${sample:NAME} resolver (idempotent)."""
+    from gomove.train.sgd import SGDConfig
+
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=Config)
     cs.store(group="data", name="base_data", node=DataConfig)
     cs.store(group="features", name="base_features", node=FeatureConfig)
     cs.store(group="model", name="base_mm", node=ModelConfig)
-    cs.store(group="model", name="base_sgd", node=SGDModelConfig)
+    cs.store(group="model", name="base_sgd", node=SGDConfig)
     if not OmegaConf.has_resolver("sample"):
         OmegaConf.register_new_resolver("sample", _sample)

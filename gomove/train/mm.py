@@ -25,9 +25,9 @@ import torch
 from tqdm.auto import tqdm
 
 from gomove.data.batch import Batch
-from gomove.evaluate import evaluate
 from gomove.models.mm import BradleyTerry, accumulate_stats, log_prior, mm_update
 from gomove.train.device import resolve_device
+from gomove.train.report import report_row
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -229,6 +229,13 @@ def _record(
     }
 
 
+MM_SCALARS = (
+    ("log_likelihood", "train/log_likelihood", "log-lik {:.5f}"),
+    ("log_posterior", "train/log_posterior", "log-post {:.5f}"),
+    ("seconds", "time/seconds_per_iter", "{:.2f}s"),
+)
+
+
 def _report(
     row: dict[str, Any],
     model: BradleyTerry,
@@ -237,25 +244,4 @@ def _report(
     writer: SummaryWriter | None,
 ) -> None:
     """Add validation measures to ``row``, log it and write it to TensorBoard."""
-    if val_data is not None:
-        val = evaluate(model.log_probs, val_data, device=device)
-        row["val_top1"] = val["top1"]
-        row["val_log_evidence"] = val["log_evidence"]
-    log.info(
-        "iter %d  log-lik %.5f  log-post %.5f  %.2fs%s",
-        row["iter"],
-        row["log_likelihood"],
-        row["log_posterior"],
-        row["seconds"],
-        f"  val top1 {row['val_top1']:.4f}  val log-ev {row['val_log_evidence']:.4f}"
-        if "val_top1" in row
-        else "",
-    )
-    if writer is not None:
-        it = row["iter"]
-        writer.add_scalar("train/log_likelihood", row["log_likelihood"], it)
-        writer.add_scalar("train/log_posterior", row["log_posterior"], it)
-        writer.add_scalar("time/seconds_per_iter", row["seconds"], it)
-        if "val_top1" in row:
-            writer.add_scalar("val/top1", row["val_top1"], it)
-            writer.add_scalar("val/log_evidence", row["val_log_evidence"], it)
+    report_row(row, model.log_probs, val_data, device, writer, MM_SCALARS, log)

@@ -125,6 +125,8 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     device = resolve_device(cfg.device)
     log.info("config:\n%s", OmegaConf.to_yaml(cfg, resolve=True))
     log.info("device: %s, run directory: %s", device, out)
+    if cfg.model.name in ("fbt", "lfr"):
+        sgd_config(cfg)  # a bad combination fails now, not after the extraction
     data = prepare_data(cfg)
     reg = data.extractor.registry
     bs = cfg.data.batch_size
@@ -166,6 +168,15 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     return metrics
 
 
+def sgd_config(cfg: DictConfig):
+    """cfg.model of an fbt/lfr run as a checked gomove.train.sgd.SGDConfig."""
+    from gomove.train.sgd import SGDConfig
+
+    sgd_cfg = SGDConfig(**OmegaConf.to_container(cfg.model, resolve=True))
+    sgd_cfg.validate()
+    return sgd_cfg
+
+
 def train_model(cfg, reg, train_loader, val_loader, device, writer):
     name = cfg.model.name
     groups = [(g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)]
@@ -189,14 +200,12 @@ def train_model(cfg, reg, train_loader, val_loader, device, writer):
             progress=cfg.progress,
         )
     if name in ("fbt", "lfr"):
-        from gomove.train.sgd import SGDConfig, train_sgd
+        from gomove.train.sgd import train_sgd
 
-        fields = OmegaConf.to_container(cfg.model, resolve=True)
-        sgd_cfg = SGDConfig(**fields, seed=cfg.seed)
         return train_sgd(
             train_loader,
             reg.n_features,
-            sgd_cfg,
+            sgd_config(cfg),
             device=device,
             val_data=val_loader,
             writer=writer,

@@ -1,0 +1,327 @@
+"""Stochastic gradient training of the factorized models: FBT (full or sampled gradient) and LFR.
+
+Terms:
+- epoch: one pass over the training positions in shuffled mini-batches; the
+  learning rate follows ``schedule`` as a function of the fractional epoch
+  (updated every batch), so "cosine" decays smoothly to 0 at the last batch.
+- loss: gomove.models.fbt's ``fbt_loss`` (sample = 0), ``sampled_fbt_grad_loss``
+  (sample = S > 0, the poster's approximate gradient) or ``lfr_loss`` (name =
+  "lfr"); each is a mean over the batch's positions plus the full L2 term.
+- init: "random" (w = 0, v ~ N(0, init_std^2)); "mm" (w from ``mm_iters`` MM
+  iterations on the same training data, gomove.train.mm.train_mm); or
+  ``init_checkpoint``, a saved mm model (its log-gammas become w) or fbt/lfr
+  model (w and, when k matches, v).
+
+Reproducible: the parameters, the shuffling and the sampling draw from
+generators seeded by ``seed``; the same config gives the same model on CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from gomove.data.batch import Batch
+from gomove.data.loader import BatchLoader
+from gomove.features.registry import Registry
+from gomove.models.fbt import FactorizationBT, Loss, fbt_loss, lfr_loss, sampled_fbt_grad_loss
+from gomove.train.device import resolve_device
+from gomove.train.report import report_row
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
+
+log = logging.getLogger(__name__)
+
+Group = tuple[str, int, int]  # (name, offset, size), as in gomove.train.mm
+
+SCHEDULES = ("constant", "cosine", "step")
+OPTIMIZERS = ("adam", "sgd")
+INITS = ("random", "mm")
+
+
+@dataclass
+class SGDConfig:
+    """FBT/LFR training. Defaults: chosen on the embedded sample (see README, "Models").
+
+    name: "fbt" (softmax over all candidates) or "lfr" (pairwise, winner vs each other).
+    k: latent dimension (0: no interactions, Bradley-Terry fitted by gradient).
+    lr, schedule ("constant" | "cosine" | "step": times lr_gamma every lr_step epochs).
+    epochs, batch_size (positions per step).
+    lambda_w, lambda_v: L2 weights (added in full to every batch's mean loss).
+    init ("random" | "mm"), mm_iters (MM iterations for init "mm"),
+    init_checkpoint (a model.pt to start from; overrides init), init_std (of v).
+    sample: 0 for the full gradient, S > 0 for the sampled gradient (fbt only).
+    optimizer: "adam" or "sgd" (with ``momentum``, Nesterov when momentum > 0).
+    seed: parameters, shuffling, sampling.
+    """
+
+    name: str = "fbt"
+    k: int = 10
+    lr: float = 0.02
+    schedule: str = "cosine"
+    lr_gamma: float = 0.1
+    lr_step: int = 10
+    epochs: int = 10
+    batch_size: int = 128
+    lambda_w: float = 1e-5
+    lambda_v: float = 1e-4
+    init: str = "random"
+    mm_iters: int = 3
+    init_checkpoint: str | None = None
+    init_std: float = 0.01
+    sample: int = 0
+    optimizer: str = "adam"
+    momentum: float = 0.9
+    seed: int = 0
+
+    def validate(self) -> None:
+        if self.name not in ("fbt", "lfr"):
+            raise ValueError(f"name must be 'fbt' or 'lfr', not {self.name!r}")
+        if self.name == "lfr" and self.sample:
+            raise ValueError("sample applies to fbt only (LFR has no softmax to sample from)")
+        for field, value, allowed in (
+            ("schedule", self.schedule, SCHEDULES),
+            ("optimizer", self.optimizer, OPTIMIZERS),
+            ("init", self.init, INITS),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{field} must be one of {allowed}, not {value!r}")
+        if self.k < 0 or self.sample < 0 or self.epochs < 0 or self.batch_size < 1:
+            raise ValueError("k, sample and epochs must be >= 0 and batch_size >= 1")
+
+
+def lr_factor(cfg: SGDConfig, epoch: float) -> float:
+    """Multiplier of cfg.lr at fractional epoch ``epoch`` in [0, cfg.epochs]."""
+    if cfg.schedule == "constant":
+        return 1.0
+    if cfg.schedule == "cosine":
+        return 0.5 * (1.0 + math.cos(math.pi * min(epoch / max(cfg.epochs, 1), 1.0)))
+    return cfg.lr_gamma ** math.floor(epoch / cfg.lr_step)
+
+
+def batch_loss(
+    model: FactorizationBT, batch: Batch, cfg: SGDConfig, generator: torch.Generator
+) -> Loss:
+    """The loss cfg asks for on one batch (see the module docstring)."""
+    args = (model, batch.feat, batch.mask, batch.winner)
+    reg = {"lambda_w": cfg.lambda_w, "lambda_v": cfg.lambda_v}
+    if cfg.name == "lfr":
+        return lfr_loss(*args, **reg)
+    if cfg.sample:
+        return sampled_fbt_grad_loss(*args, cfg.sample, generator, **reg)
+    return fbt_loss(*args, **reg)
+
+
+class _Shuffled:
+    """A list of Batches in a new seeded order every epoch (a BatchLoader shuffles itself)."""
+
+    def __init__(self, batches: Sequence[Batch], seed: int) -> None:
+        self.batches = list(batches)
+        self.rng = np.random.default_rng(seed)
+
+    def __iter__(self):
+        for i in self.rng.permutation(len(self.batches)):
+            yield self.batches[i]
+
+
+def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> tuple[Iterable[Batch], int]:
+    """Training batches for SGD and the number of positions per epoch.
+
+    A BatchLoader is re-made with cfg.batch_size, shuffle=True and cfg.seed
+    (positions shuffled within shards, shards in a random order, per epoch);
+    any other iterable is taken as a fixed list of batches, visited in a seeded
+    random order.
+    """
+    if isinstance(data, BatchLoader):
+        loader = BatchLoader(
+            data.dataset,
+            batch_size=cfg.batch_size,
+            shuffle=True,
+            seed=cfg.seed,
+            device=data.device,
+            in_memory=data.in_memory,
+            max_positions=data.max_positions,
+        )
+        return loader, len(loader)
+    batches = list(data)
+    return _Shuffled(batches, cfg.seed), sum(len(b) for b in batches)
+
+
+def initial_model(
+    cfg: SGDConfig,
+    n_features: int,
+    data: Iterable[Batch],
+    device: torch.device,
+    groups: list[Group] | None = None,
+    registry: Registry | None = None,
+    progress: bool = True,
+) -> FactorizationBT:
+    """The starting model of cfg.init / cfg.init_checkpoint (module docstring), on ``device``."""
+    gen = torch.Generator().manual_seed(cfg.seed)
+    model = FactorizationBT(n_features, cfg.k, cfg.init_std, generator=gen)
+    if cfg.init_checkpoint:
+        from gomove.train.checkpoint import load_checkpoint
+
+        state = load_checkpoint(cfg.init_checkpoint)
+        if registry is not None and state["extractor"].registry != registry:
+            raise ValueError(f"{cfg.init_checkpoint}: its feature registry differs from the data's")
+        params = state["model"]
+        w = params["log_gamma"] if state["model_name"] == "mm" else params["w"]
+        if w.shape[0] != n_features:
+            raise ValueError(
+                f"{cfg.init_checkpoint}: {w.shape[0]} features, the data has {n_features}"
+            )
+        with torch.no_grad():
+            model.w.copy_(w.to(model.w))
+            if "v" in params and params["v"].shape == model.v.shape:
+                model.v.copy_(params["v"].to(model.v))
+        log.info("init from %s (%s)", cfg.init_checkpoint, state["model_name"])
+    elif cfg.init == "mm":
+        from gomove.models.fbt import init_from_mm
+        from gomove.train.mm import MMConfig, train_mm
+
+        if groups is None:
+            if not isinstance(data, BatchLoader):
+                raise ValueError("init 'mm' needs the feature groups (or a BatchLoader)")
+            reg = data.dataset.registry
+            groups = [
+                (g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)
+            ]
+        mm, _ = train_mm(
+            data,
+            n_features,
+            groups,
+            MMConfig(max_iters=cfg.mm_iters, tol=0.0, seed=cfg.seed),
+            device=device,
+            progress=progress,
+        )
+        init_from_mm(model, mm.log_gamma.cpu())
+        log.info("init: w from %d MM iterations", cfg.mm_iters)
+    return model.to(device)
+
+
+def train_sgd(
+    data: Iterable[Batch],
+    n_features: int,
+    cfg: SGDConfig,
+    device: torch.device | str = "auto",
+    val_data: Iterable[Batch] | None = None,
+    writer: SummaryWriter | None = None,
+    progress: bool = True,
+    groups: list[Group] | None = None,
+    registry: Registry | None = None,
+) -> tuple[FactorizationBT, list[dict[str, Any]]]:
+    """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
+
+    data: a BatchLoader (re-made shuffled, see ``shuffled``) or a list of
+    Batches. Row 0 is the start (one no-grad pass); every row has iter (the
+    epoch), loss (the objective: mean loss + L2, averaged over the epoch's
+    batches as training went), log_likelihood (mean log P(expert move) under
+    the softmax, likewise), seconds (training only), lr (at the epoch's end),
+    and val_top1 / val_log_evidence when val_data is given. writer gets
+    train/loss, train/log_likelihood, train/lr, val/top1, val/log_evidence and
+    time/seconds_per_epoch. groups / registry: only for init "mm" on a plain
+    list of batches / to check an init_checkpoint's features.
+    """
+    cfg.validate()
+    device = resolve_device(device)
+    torch.manual_seed(cfg.seed)
+    model = initial_model(cfg, n_features, data, device, groups, registry, progress)
+    batches, n_positions = shuffled(data, cfg)
+    if n_positions == 0:
+        raise ValueError("no training positions")
+    sample_gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    params = [model.w, model.v]
+    if cfg.optimizer == "adam":
+        opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=cfg.lr)
+    else:
+        opt = torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, nesterov=cfg.momentum > 0)
+
+    t0 = time.perf_counter()
+    start_cfg = replace(cfg, sample=0)  # the sampled loss's objective is the full one
+    with torch.no_grad():
+        sums = _Sums()
+        for batch in batches:
+            sums.add(batch_loss(model, batch.to(device), start_cfg, sample_gen))
+    history = [sums.row(0, time.perf_counter() - t0, cfg.lr * lr_factor(cfg, 0))]
+    _report(history[-1], model, val_data, device, writer)
+
+    bar = tqdm(range(1, cfg.epochs + 1), desc=cfg.name.upper(), disable=not progress)
+    seen = 0
+    for epoch in bar:
+        t0 = time.perf_counter()
+        sums = _Sums()
+        for batch in batches:
+            lr = cfg.lr * lr_factor(cfg, seen / n_positions)
+            for group in opt.param_groups:
+                group["lr"] = lr
+            out = batch_loss(model, batch.to(device), cfg, sample_gen)
+            if not math.isfinite(float(out.objective)):
+                raise FloatingPointError(
+                    f"non-finite loss in epoch {epoch} at lr {lr:.3g}: training diverged, "
+                    "lower model.lr"
+                )
+            opt.zero_grad(set_to_none=True)
+            out.loss.backward()
+            opt.step()
+            sums.add(out)
+            seen += out.n
+        row = sums.row(epoch, time.perf_counter() - t0, lr)
+        history.append(row)
+        _report(row, model, val_data, device, writer)
+        bar.set_postfix(loss=f"{row['loss']:.4f}", ll=f"{row['log_likelihood']:.4f}")
+    bar.close()
+    model.eval()
+    return model, history
+
+
+class _Sums:
+    """Position-weighted running means of one epoch's objective and log-likelihood."""
+
+    def __init__(self) -> None:
+        self.objective = 0.0
+        self.log_lik = 0.0
+        self.n = 0
+
+    def add(self, out: Loss) -> None:
+        self.objective += float(out.objective) * out.n
+        self.log_lik += float(out.log_lik)
+        self.n += out.n
+
+    def row(self, it: int, seconds: float, lr: float) -> dict[str, Any]:
+        n = max(self.n, 1)
+        return {
+            "iter": it,
+            "loss": self.objective / n,
+            "log_likelihood": self.log_lik / n,
+            "seconds": seconds,
+            "lr": lr,
+        }
+
+
+SGD_SCALARS = (
+    ("loss", "train/loss", "loss {:.5f}"),
+    ("log_likelihood", "train/log_likelihood", "log-lik {:.5f}"),
+    ("lr", "train/lr", "lr {:.2e}"),
+    ("seconds", "time/seconds_per_epoch", "{:.2f}s"),
+)
+
+
+def _report(
+    row: dict[str, Any],
+    model: FactorizationBT,
+    val_data: Iterable[Batch] | None,
+    device: torch.device,
+    writer: SummaryWriter | None,
+) -> None:
+    """Add validation measures to ``row``, log it and write it to TensorBoard."""
+    report_row(row, model.log_probs, val_data, device, writer, SGD_SCALARS, log, "epoch")

@@ -1,0 +1,1 @@
+"""Playing Go: random playouts (and later search and GTP) over the numba board."""

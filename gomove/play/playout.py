@@ -1,0 +1,313 @@
+"""Uniform random playouts on the numba board, run to the end without Python.
+
+Terms:
+- rng: a ``uint64[1]`` xorshift64* state (Vigna 2016), owned by the caller, so
+  a playout depends only on its position and its state and never on numpy's
+  global generator. Game ``g`` of a ``playouts`` call with ``seed`` starts
+  from ``seed_state(seed, g)``, the g-th splitmix64 output for that seed, so
+  each game is reproducible on its own.
+- eye (of color): an empty point whose 4 neighbours are all color or WALL, and
+  whose diagonal points hold at most 1 opponent stone in the middle of the
+  board and none when a diagonal is WALL (edge or corner): the classic
+  playout eye (Bruegmann 1993; Gelly et al. 2006, "MoGo").
+- uniform policy: each move is drawn uniformly from the mover's legal moves
+  that do not fill one of its own eyes (simple ko applies, superko does not);
+  with no such move the side passes. A game ends after two consecutive passes
+  within the playout, or after max_moves moves.
+- area score: stones plus empty regions that touch stones of one colour only
+  (Chinese / Tromp-Taylor: nothing is removed as dead), black minus white minus
+  komi. owner per flat point: 1 black, 2 white, 0 neither (dame).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from gomove.board.board import (
+    BLACK,
+    EMPTY,
+    SIZE,
+    WALL,
+    WHITE,
+    Board,
+    W,
+    adjacent_strings,
+    copy_board,
+    is_legal,
+    neighbours,
+    play,
+)
+from gomove.board.coords import PASS
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_STAR = np.uint64(0x2545F4914F6CDD1D)
+
+
+@njit(cache=True)
+def seed_state(seed: int, game: int) -> np.uint64:
+    """The splitmix64 output number ``game`` for ``seed``: a non-zero xorshift state."""
+    z = np.uint64(seed) + np.uint64(game + 1) * _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    if z == np.uint64(0):
+        z = _GOLDEN
+    return z
+
+
+def new_rng(seed: int, game: int = 0) -> np.ndarray:
+    """A fresh rng state array (uint64[1]) for ``playout``."""
+    return np.array([seed_state(np.uint64(seed % 2**64), game)], dtype=np.uint64)
+
+
+@njit(cache=True)
+def next_random(rng: np.ndarray) -> np.uint64:
+    """xorshift64*: advance rng[0] and return 64 random bits."""
+    x = rng[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    rng[0] = x
+    return x * _STAR
+
+
+@njit(cache=True)
+def random_below(rng: np.ndarray, n: int) -> int:
+    """A uniform integer in [0, n), n < 2**32 (Lemire's multiply-shift on 32 high bits)."""
+    hi = next_random(rng) >> np.uint64(32)
+    return int((hi * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(cache=True)
+def is_eye(b: Board, loc: int, color: int) -> bool:
+    """Is the empty point loc an eye of color (see the module docstring)?"""
+    if b.color[loc] != EMPTY:
+        return False
+    for nb in neighbours(b, loc):
+        c = b.color[nb]
+        if c != color and c != WALL:
+            return False
+    w = b.info[W]
+    opp = 3 - color
+    n_opp = 0
+    n_wall = 0
+    for d in (loc - w - 1, loc - w + 1, loc + w - 1, loc + w + 1):
+        c = b.color[d]
+        if c == opp:
+            n_opp += 1
+        elif c == WALL:
+            n_wall += 1
+    if n_wall > 0:
+        return n_opp == 0
+    return n_opp <= 1
+
+
+@njit(cache=True)
+def area_score(b: Board, komi: float, owner_out: np.ndarray) -> float:
+    """Area score, black minus white minus komi; owner_out: int8[size*size] by flat point."""
+    size = b.info[SIZE]
+    w = b.info[W]
+    seen = np.zeros(b.color.shape[0], np.bool_)
+    region = np.empty(size * size, np.int64)
+    black = 0
+    white = 0
+    for r in range(size):
+        for c in range(size):
+            loc = (r + 1) * w + c + 1
+            col = b.color[loc]
+            if col == BLACK:
+                owner_out[r * size + c] = BLACK
+                black += 1
+            elif col == WHITE:
+                owner_out[r * size + c] = WHITE
+                white += 1
+            elif not seen[loc]:
+                # flood fill the empty region through loc, noting the colours it touches
+                seen[loc] = True
+                region[0] = loc
+                n = 1
+                i = 0
+                touches_black = False
+                touches_white = False
+                while i < n:
+                    p = region[i]
+                    i += 1
+                    for nb in neighbours(b, p):
+                        cn = b.color[nb]
+                        if cn == EMPTY:
+                            if not seen[nb]:
+                                seen[nb] = True
+                                region[n] = nb
+                                n += 1
+                        elif cn == BLACK:
+                            touches_black = True
+                        elif cn == WHITE:
+                            touches_white = True
+                owner = EMPTY
+                if touches_black and not touches_white:
+                    owner = BLACK
+                    black += n
+                elif touches_white and not touches_black:
+                    owner = WHITE
+                    white += n
+                for j in range(n):
+                    p = region[j]
+                    owner_out[(p // w - 1) * size + p % w - 1] = owner
+    return black - white - komi
+
+
+@njit(cache=True)
+def playout(
+    b: Board,
+    color: int,
+    komi: float,
+    rng: np.ndarray,
+    max_moves: int,
+    owner_out: np.ndarray,
+    moves_out: np.ndarray,
+) -> float:
+    """Play a uniform random game on b (modified in place) to the end; return its area score.
+
+    color moves first. rng: uint64[1], advanced. owner_out: int8[size*size],
+    filled with the final owners. moves_out: int32[k], the first k moves are
+    recorded there (PASS for a pass); pass an empty array to record none. The
+    number of moves played is the increase of ``b.info[NMOVES]``.
+    """
+    size = b.info[SIZE]
+    w = b.info[W]
+    # empties[:n_empty] lists the empty points, epos[loc] is loc's index there
+    empties = np.empty(size * size, np.int64)
+    epos = np.full(b.color.shape[0], -1, np.int64)
+    n_empty = 0
+    for r in range(size):
+        for c in range(size):
+            loc = (r + 1) * w + c + 1
+            if b.color[loc] == EMPTY:
+                empties[n_empty] = loc
+                epos[loc] = n_empty
+                n_empty += 1
+    passes = 0
+    n_moves = 0
+    while n_moves < max_moves and passes < 2:
+        # draw without replacement among the empty points until one is playable;
+        # rejected points are swapped past k, so the list stays a permutation
+        move = PASS
+        k = n_empty
+        while k > 0:
+            i = random_below(rng, k)
+            cand = empties[i]
+            if not is_eye(b, cand, color) and is_legal(b, cand, color):
+                move = cand
+                break
+            k -= 1
+            last = empties[k]
+            empties[i] = last
+            epos[last] = i
+            empties[k] = cand
+            epos[cand] = k
+        if move == PASS:
+            passes += 1
+        else:
+            passes = 0
+            i = epos[move]
+            last = empties[n_empty - 1]
+            empties[i] = last
+            epos[last] = i
+            epos[move] = -1
+            n_empty -= 1
+            # the opponent strings in atari next to move are captured by it
+            for hh in adjacent_strings(b, move, 3 - color):
+                if hh != -1 and b.libs[hh] == 1:
+                    s = hh
+                    while True:
+                        empties[n_empty] = s
+                        epos[s] = n_empty
+                        n_empty += 1
+                        s = b.nxt[s]
+                        if s == hh:
+                            break
+        play(b, move, color)
+        if n_moves < moves_out.shape[0]:
+            moves_out[n_moves] = move
+        n_moves += 1
+        color = 3 - color
+    return area_score(b, komi, owner_out)
+
+
+@njit(cache=True)
+def _restore(dst: Board, src: Board) -> None:
+    """Copy src's state into dst (same shapes) without allocating."""
+    dst.color[:] = src.color
+    dst.head[:] = src.head
+    dst.nxt[:] = src.nxt
+    dst.libs[:] = src.libs
+    dst.nstones[:] = src.nstones
+    dst.mark[:] = src.mark
+    dst.info[:] = src.info
+    dst.zhash[:] = src.zhash
+    dst.hist[:] = src.hist
+
+
+@njit(cache=True)
+def playouts(
+    b: Board,
+    color: int,
+    komi: float,
+    n: int,
+    seed: np.uint64,
+    max_moves: int,
+    owner_counts_out: np.ndarray,
+) -> np.ndarray:
+    """n playouts from b (left unchanged); return their scores float64[n].
+
+    owner_counts_out: int64[3, size*size]; [owner, pt] is incremented once per
+    game by the final owner of pt (0 dame, 1 black, 2 white).
+    """
+    size = b.info[SIZE]
+    scratch = copy_board(b)
+    owner = np.zeros(size * size, np.int8)
+    rng = np.zeros(1, np.uint64)
+    no_moves = np.zeros(0, np.int32)
+    scores = np.empty(n, np.float64)
+    for g in range(n):
+        _restore(scratch, b)
+        rng[0] = seed_state(seed, g)
+        scores[g] = playout(scratch, color, komi, rng, max_moves, owner, no_moves)
+        for pt in range(size * size):
+            owner_counts_out[owner[pt], pt] += 1
+    return scores
+
+
+def default_max_moves(size: int) -> int:
+    return 3 * size * size
+
+
+def run_playouts(
+    board: Board,
+    color: int,
+    komi: float,
+    n: int,
+    seed: int,
+    max_moves: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """n uniform playouts from board with color to move; board is not modified.
+
+    Returns (scores: float64[n], black minus white minus komi;
+    owner_counts: int64[3, size, size], [owner, row, col] in sgfmill order,
+    summing to n over owner at every point).
+    """
+    if color not in (BLACK, WHITE):
+        raise ValueError(f"color must be BLACK or WHITE, not {color}")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, not {n}")
+    size = int(board.info[SIZE])
+    if max_moves is None:
+        max_moves = default_max_moves(size)
+    counts = np.zeros((3, size * size), np.int64)
+    scores = playouts(
+        board, int(color), float(komi), int(n), np.uint64(seed % 2**64), int(max_moves), counts
+    )
+    return scores, counts.reshape(3, size, size)

@@ -1,0 +1,347 @@
+"""Uniform random playouts (gomove/play/playout.py) against slow Python oracles.
+
+Invariants checked: every playout ends (two passes in a row, or max_moves);
+replayed on a fresh copy, every recorded move is legal (``is_legal``), no move
+fills the mover's own eye, and a side passes only when it has no legal
+non-eye move; the final board equals the replayed one; the area score and
+owners equal a flood-fill oracle and hand counts; same seed gives the same
+games, different seeds different ones; owner counts sum to n at every point;
+``run_playouts`` leaves its board unchanged; the first move is uniform.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import reference as ref
+from board_ascii import board_from, loc_of
+
+from gomove.board.board import (
+    BLACK,
+    EMPTY,
+    NMOVES,
+    SIZE,
+    WALL,
+    WHITE,
+    Board,
+    copy_board,
+    is_legal,
+    new_board,
+    play,
+)
+from gomove.board.coords import PASS, from_loc
+from gomove.play.playout import (
+    area_score,
+    default_max_moves,
+    is_eye,
+    new_rng,
+    playout,
+    run_playouts,
+)
+
+# --- oracles -----------------------------------------------------------------
+
+
+def oracle_is_eye(color, loc: int, player: int, size: int) -> bool:
+    """Empty, 4 neighbours own or off-board, opponent diagonals <= 1 (0 at the edge)."""
+    if color[loc] != EMPTY:
+        return False
+    if any(color[nb] != player for nb in ref.adjacent(loc, size)):
+        return False
+    r, c = from_loc(loc, size)
+    diagonals = [(r + dr, c + dc) for dr in (-1, 1) for dc in (-1, 1)]
+    on_board = [(rr, cc) for rr, cc in diagonals if 0 <= rr < size and 0 <= cc < size]
+    n_opp = sum(color[(rr + 1) * (size + 2) + cc + 1] == 3 - player for rr, cc in on_board)
+    return n_opp == 0 if len(on_board) < 4 else n_opp <= 1
+
+
+def oracle_area(color, size: int, komi: float) -> tuple[float, list[int]]:
+    """(black - white - komi, owner per flat point) by flood fill of empty regions."""
+    owner = [0] * (size * size)
+    seen: set[int] = set()
+    for loc in ref.board_points(size):
+        r, c = from_loc(loc, size)
+        if color[loc] != EMPTY:
+            owner[r * size + c] = int(color[loc])
+            continue
+        if loc in seen:
+            continue
+        region, border, todo = {loc}, set(), [loc]
+        while todo:
+            p = todo.pop()
+            for nb in ref.adjacent(p, size):
+                if color[nb] == EMPTY and nb not in region:
+                    region.add(nb)
+                    todo.append(nb)
+                elif color[nb] != EMPTY:
+                    border.add(int(color[nb]))
+        seen |= region
+        region_owner = border.pop() if len(border) == 1 else 0
+        for p in region:
+            rr, cc = from_loc(p, size)
+            owner[rr * size + cc] = region_owner
+    return owner.count(BLACK) - owner.count(WHITE) - komi, owner
+
+
+def board_state(b: Board) -> list[np.ndarray]:
+    return [a.copy() for a in b]
+
+
+# --- helpers -----------------------------------------------------------------
+
+
+def recorded_playout(start: Board, color: int, komi: float, seed: int, max_moves: int):
+    """One playout on a copy of start; (final board, score, owner, moves played)."""
+    size = int(start.info[SIZE])
+    b = copy_board(start)
+    owner = np.full(size * size, -1, np.int8)
+    moves = np.full(max_moves, -99, np.int32)
+    score = playout(b, color, komi, new_rng(seed), max_moves, owner, moves)
+    n = int(b.info[NMOVES] - start.info[NMOVES])
+    return b, score, owner, moves[:n].tolist()
+
+
+def check_replay(start: Board, color: int, moves: list[int], final: Board) -> None:
+    """Replay moves on a fresh copy: legal, no own-eye fills, passes only when forced."""
+    size = int(start.info[SIZE])
+    b = copy_board(start)
+    for i, loc in enumerate(moves):
+        if loc == PASS:
+            playable = [
+                p
+                for p in ref.board_points(size)
+                if is_legal(b, p, color) and not oracle_is_eye(b.color, p, color, size)
+            ]
+            assert playable == [], f"move {i}: passed with {len(playable)} moves available"
+        else:
+            assert is_legal(b, loc, color), f"move {i}: illegal move {loc}"
+            assert not oracle_is_eye(b.color, loc, color, size), f"move {i}: filled own eye"
+        play(b, loc, color)
+        color = 3 - color
+    assert np.array_equal(b.color, final.color)
+
+
+def check_game(start: Board, color: int, komi: float, seed: int) -> list[int]:
+    size = int(start.info[SIZE])
+    max_moves = default_max_moves(size)
+    final, score, owner, moves = recorded_playout(start, color, komi, seed, max_moves)
+    assert len(moves) == max_moves or moves[-2:] == [PASS, PASS]
+    assert len(moves) <= max_moves
+    # the game would have ended at any earlier pair of passes
+    assert all(moves[i] != PASS or moves[i + 1] != PASS for i in range(len(moves) - 2))
+    check_replay(start, color, moves, final)
+    want_score, want_owner = oracle_area(final.color, size, komi)
+    assert score == want_score
+    assert owner.tolist() == want_owner
+    return moves
+
+
+# --- eyes --------------------------------------------------------------------
+
+
+EYES = """
+. X . X O . O . .
+X X X X O . X O X
+. . X . X O X . X
+. . X X X . X X .
+. . . . . . . . .
+. X X X . O O O .
+X X . X . O . O .
+. O X X . O O O O
+O . X . . . X . .
+"""
+
+
+@pytest.mark.parametrize(
+    ("coord", "color", "want"),
+    [
+        ("A9", BLACK, True),  # corner, no diagonal opponent
+        ("C9", BLACK, True),  # edge, no diagonal opponent
+        ("D7", BLACK, True),  # middle, no diagonal opponent
+        ("H7", BLACK, False),  # H8 is white
+        ("C3", BLACK, True),  # middle, one diagonal opponent (B2)
+        ("G3", WHITE, True),  # middle, no diagonal opponent
+        ("B1", BLACK, False),  # A1 white next to it
+        ("D1", BLACK, False),  # E1 empty
+        ("F8", WHITE, False),  # F9 empty, G8 black
+        ("D7", WHITE, False),  # black point
+        ("B9", BLACK, False),  # a stone, not empty
+    ],
+)
+def test_is_eye_examples(coord, color, want):
+    """The kernel's eye test on hand-picked points equals the stated answer and the oracle."""
+    b = board_from(EYES)
+    loc = loc_of(coord, 9)
+    assert bool(is_eye(b, loc, color)) == want
+    assert oracle_is_eye(b.color, loc, color, 9) == want
+
+
+def test_is_eye_diagonals():
+    """Two opponent diagonals make a false eye in the middle; one does on the edge."""
+    middle = board_from(
+        """
+        . . . . .
+        . O X O .
+        . X . X .
+        . . X . .
+        . . . . .
+        """
+    )
+    assert not is_eye(middle, loc_of("C3", 5), BLACK)
+    edge = board_from(
+        """
+        . . . . .
+        . . . . .
+        . . . . .
+        X X O . .
+        X . X . .
+        """
+    )
+    assert not is_eye(edge, loc_of("B1", 5), BLACK)
+    edge_ok = board_from(
+        """
+        . . . . .
+        . . . . .
+        . . . . .
+        X X X O .
+        X . X O .
+        """
+    )
+    assert is_eye(edge_ok, loc_of("B1", 5), BLACK)
+
+
+def test_oracle_agrees_with_kernel_on_every_point():
+    """is_eye equals oracle_is_eye at every point of EYES for both colours."""
+    b = board_from(EYES)
+    for loc in ref.board_points(9):
+        for color in (BLACK, WHITE):
+            assert bool(is_eye(b, loc, color)) == oracle_is_eye(b.color, loc, color, 9)
+
+
+# --- area score --------------------------------------------------------------
+
+WALLS = "\n".join([". . . X O . . . ."] * 9)
+DAME = "\n".join(["O . . X . O . . ."] + [". . . X . O . . ."] * 8)
+CORNER = """
+. X O . . . . . .
+X X O . . . . . .
+O O O . . . . . .
+""" + "\n".join([". . . . . . . . ."] * 6)
+
+
+@pytest.mark.parametrize(
+    ("diagram", "komi", "black", "white"),
+    [
+        (WALLS, 7.5, 36, 45),  # columns A-D black, E-J white
+        (DAME, 0.0, 9, 37),  # white A1 spoils black's area; column E is dame
+        (CORNER, 7.0, 4, 77),  # black 3 stones + A9; white owns the rest
+    ],
+)
+def test_area_score_hand_counts(diagram, komi, black, white):
+    """Area score and owner counts of finished positions equal hand counts and the oracle."""
+    b = board_from(diagram)
+    owner = np.full(81, -1, np.int8)
+    score = area_score(b, komi, owner)
+    assert score == black - white - komi
+    assert (owner == BLACK).sum() == black
+    assert (owner == WHITE).sum() == white
+    assert (owner == EMPTY).sum() == 81 - black - white
+    assert (score, owner.tolist()) == oracle_area(b.color, 9, komi)
+
+
+def test_area_score_dame_owner():
+    """In DAME (owner[row, col], row 0 at the bottom), the stone-free column E and
+    the area A-C spoiled by the white stone at A9 are owner 0."""
+    b = board_from(DAME)
+    owner = np.full(81, -1, np.int8).reshape(9, 9)
+    area_score(b, 0.0, owner.reshape(-1))
+    assert (owner[:, 4] == 0).all()
+    assert owner[8, 0] == WHITE
+    spoiled = owner[:, :3].copy()
+    spoiled[8, 0] = 0
+    assert (spoiled == 0).all()
+    assert (owner[:, 3] == BLACK).all() and (owner[:, 5:] == WHITE).all()
+
+
+# --- whole playouts ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_playouts_9x9_empty(seed):
+    """Random 9x9 games from the empty board: legal, no eye fills, oracle score."""
+    check_game(new_board(9), BLACK if seed % 2 else WHITE, 7.5, seed)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("diagram", [EYES, CORNER])
+def test_playouts_9x9_from_positions(diagram, seed):
+    """Random 9x9 games from mid-game positions, either colour first."""
+    check_game(board_from(diagram), BLACK if seed % 2 else WHITE, 0.5, seed)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_playouts_19x19(seed):
+    """A few random 19x19 games: legal, no eye fills, oracle score."""
+    check_game(new_board(19), BLACK, 7.5, 100 + seed)
+
+
+def test_playout_short_max_moves():
+    """max_moves cuts the game; the score is still the oracle's area score."""
+    final, score, owner, moves = recorded_playout(new_board(9), BLACK, 7.5, 3, 10)
+    assert len(moves) == 10 and PASS not in moves
+    assert (score, owner.tolist()) == oracle_area(final.color, 9, 7.5)
+
+
+def test_same_seed_same_game_other_seed_other_game():
+    """playout and run_playouts are functions of their seed."""
+    start = new_board(9)
+    a = recorded_playout(start, BLACK, 7.5, 11, 243)
+    b = recorded_playout(start, BLACK, 7.5, 11, 243)
+    c = recorded_playout(start, BLACK, 7.5, 12, 243)
+    assert a[3] == b[3] and a[1] == b[1]
+    assert a[3] != c[3]
+    s1, o1 = run_playouts(start, BLACK, 7.5, 20, seed=5)
+    s2, o2 = run_playouts(start, BLACK, 7.5, 20, seed=5)
+    s3, _ = run_playouts(start, BLACK, 7.5, 20, seed=6)
+    assert np.array_equal(s1, s2) and np.array_equal(o1, o2)
+    assert not np.array_equal(s1, s3)
+    assert len(set(s1.tolist())) > 1  # the games of one call differ too
+
+
+def test_run_playouts_counts_and_board_unchanged():
+    """Owner counts are [3, size, size] and sum to n per point; the board is untouched."""
+    start = board_from(EYES, to_move=WHITE)
+    before = board_state(start)
+    scores, counts = run_playouts(start, WHITE, 7.5, 25, seed=1)
+    assert scores.shape == (25,) and counts.shape == (3, 9, 9)
+    assert (counts.sum(axis=0) == 25).all()
+    for a, b in zip(before, board_state(start), strict=True):
+        assert np.array_equal(a, b)
+    # a point in an unconditionally safe corner eye of black stays black in every game
+    r, c = from_loc(loc_of("A9", 9), 9)
+    assert counts[BLACK, r, c] == 25
+    # each game's owners sum to the score: sum over games of (black - white) - n * komi
+    assert scores.sum() == pytest.approx((counts[BLACK] - counts[WHITE]).sum() - 25 * 7.5)
+
+
+def test_first_move_is_uniform():
+    """On an empty 3x3 board the first move is uniform over the 9 points
+    (games seeded as playouts() seeds them)."""
+    n = 9000
+    start = new_board(3)
+    owner = np.zeros(9, np.int8)
+    first = np.zeros(1, np.int32)
+    hits = np.zeros(start.color.shape[0], np.int64)
+    for g in range(n):
+        playout(copy_board(start), BLACK, 0.0, new_rng(7, g), 1, owner, first)
+        hits[first[0]] += 1
+    hits = hits[ref.board_points(3)]
+    assert hits.sum() == n
+    assert (np.abs(hits - n / 9) < 0.15 * n / 9).all(), hits
+
+
+def test_run_playouts_rejects_bad_arguments():
+    with pytest.raises(ValueError):
+        run_playouts(new_board(9), WALL, 7.5, 1, 0)
+    with pytest.raises(ValueError):
+        run_playouts(new_board(9), BLACK, 7.5, -1, 0)

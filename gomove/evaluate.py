@@ -144,6 +144,8 @@ def evaluate(
             if not bool(batch.mask[rows, batch.winner].all()):
                 raise ValueError("an expert move is not among the real candidates (mask)")
             lp = model_log_probs_fn(batch.feat, batch.mask).to(torch.float64)
+            if torch.isnan(lp[batch.mask]).any():
+                raise ValueError("the model gives NaN log-probabilities: it diverged in training")
             lp = lp.masked_fill(~batch.mask, float("-inf"))
             rank = expert_ranks(lp, batch.mask, batch.winner)
             n_legal = batch.mask.sum(1)

@@ -194,3 +194,22 @@ def test_write_report(tmp_path) -> None:
     table = format_table(m)
     assert "top-1 0.5000" in table and "positions 4" in table
     assert (tmp_path / "report" / "summary.txt").read_text().strip() == table.strip()
+
+
+def test_nan_model_fails_clearly():
+    """A diverged model (NaN scores) is an error that says so, not a numpy crash."""
+    import pytest
+    import torch
+
+    from gomove.data.batch import Batch
+    from gomove.evaluate import evaluate
+
+    b = Batch(
+        torch.zeros(2, 3, 1, dtype=torch.long),
+        torch.ones(2, 3, dtype=torch.bool),
+        torch.tensor([0, 1]),
+        torch.tensor([0, 0]),
+        torch.tensor([0, 1]),
+    )
+    with pytest.raises(ValueError, match="NaN"):
+        evaluate(lambda feat, mask: torch.full(mask.shape, float("nan")), [b])

@@ -139,9 +139,8 @@ def adjacent_strings(b: Board, loc: int, color: int) -> tuple[int, int, int, int
 
 
 @njit(cache=True)
-def count_libs(b: Board, h: int) -> int:
-    """Distinct liberties of the string with head h, by walking it."""
-    gen = _next_gen(b)
+def _mark_libs(b: Board, h: int, gen: int) -> int:
+    """Mark the liberties of string h not yet marked with gen; return how many were new."""
     n = 0
     s = h
     while True:
@@ -153,6 +152,12 @@ def count_libs(b: Board, h: int) -> int:
         if s == h:
             break
     return n
+
+
+@njit(cache=True)
+def count_libs(b: Board, h: int) -> int:
+    """Distinct liberties of the string with head h, by walking it."""
+    return _mark_libs(b, h, _next_gen(b))
 
 
 @njit(cache=True)
@@ -370,17 +375,8 @@ def libs_after(b: Board, loc: int, color: int) -> int:
             b.mark[nb] = gen
             n += 1
     for hh in (o0, o1, o2, o3):
-        if hh == -1:
-            continue
-        s = hh
-        while True:
-            for nb in neighbours(b, s):
-                if b.color[nb] == EMPTY and b.mark[nb] != gen:
-                    b.mark[nb] = gen
-                    n += 1
-            s = b.nxt[s]
-            if s == hh:
-                break
+        if hh != -1:
+            n += _mark_libs(b, hh, gen)
     # stones of captured strings that touch the new string become liberties
     for nb in neighbours(b, loc):
         if b.color[nb] == opp and b.libs[b.head[nb]] == 1:

@@ -16,7 +16,7 @@ import json
 import multiprocessing as mp
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,7 @@ def harvest_cached(
     progress: bool = True,
 ) -> PatternTable:
     """The pattern table harvested from paths, computed once per cache key."""
-    harvest_read = ReadConfig(**{**_read_cfg_dict(read_cfg)})
+    harvest_read = replace(read_cfg)
     if feat_cfg.harvest_max_games is not None:
         harvest_read.max_games = min(
             feat_cfg.harvest_max_games, read_cfg.max_games or feat_cfg.harvest_max_games

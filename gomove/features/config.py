@@ -28,6 +28,11 @@ class FeatureConfig:
     bloom_bits: int = 1 << 27
     bloom_hashes: int = 4
     superko: bool = True
+    # Monte-Carlo owner (Coulom 2007, Table 1; features/mc_owner.py): costly,
+    # ~63 playouts per position, so off unless asked for
+    mc_owner: bool = False
+    mc_owner_playouts: int = 63
+    mc_owner_seed: int = 0
 
     def validate(self) -> None:
         unknown = [g for g in self.tactical if g not in TACTICAL_GROUPS]
@@ -40,3 +45,5 @@ class FeatureConfig:
             )
         if self.min_count < 1:
             raise ValueError("min_count must be >= 1")
+        if self.mc_owner and self.mc_owner_playouts < 1:
+            raise ValueError(f"mc_owner_playouts must be >= 1, not {self.mc_owner_playouts}")

@@ -5,8 +5,9 @@ Terms:
 - candidate: a legal move of that player, or pass (always the last candidate).
 - winner: the candidate the game's move played.
 
-The registry holds the enabled tactical groups (in tactical.py's order) and,
-when shapes are on, one ``shape`` group whose levels are the harvested patterns.
+The registry holds the enabled tactical groups (in tactical.py's order), then
+``mc_owner`` when on (Coulom's 9th feature, mc_owner.py) and, when shapes are
+on, one ``shape`` group whose levels are the harvested patterns.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from gomove.board.board import TO_MOVE, play
 from gomove.data.replay import game_arrays, start_board
 from gomove.features.config import FeatureConfig
 from gomove.features.harvest import PatternTable
+from gomove.features.mc_owner import level_names as mc_owner_level_names
+from gomove.features.mc_owner import owner_column
 from gomove.features.patterns import make_templates
 from gomove.features.position import extract_position
 from gomove.features.registry import Group, Registry
@@ -116,6 +119,8 @@ class FeatureExtractor:
             [TACTICAL_GROUPS.index(g) for g in cfg.tactical], dtype=np.int64
         )
         groups = [Group(g, TACTICAL_LEVELS[g]) for g in cfg.tactical]
+        if cfg.mc_owner:
+            groups.append(Group("mc_owner", mc_owner_level_names(cfg.mc_owner_playouts)))
         if self.table is not None:
             groups.append(Group("shape", self.table.level_names()))
         self.registry = Registry(groups)
@@ -169,6 +174,16 @@ class FeatureExtractor:
         total = int(pos_start[-1])
         counts = np.diff(pos_start)[kept]
         cols = {g: tac[:total, c] for g, c in zip(self.cfg.tactical, self.tactical_cols)}
+        if self.cfg.mc_owner:
+            cols["mc_owner"] = owner_column(
+                start_board(ga),
+                ga.locs,
+                ga.colors,
+                cand[:total],
+                pos_start,
+                self.cfg.mc_owner_playouts,
+                self.cfg.mc_owner_seed,
+            )
         if self.table is not None:
             cols["shape"] = shape[:total]
         return {

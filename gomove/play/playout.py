@@ -238,7 +238,7 @@ def playout(
 
 
 @njit(cache=True)
-def _restore(dst: Board, src: Board) -> None:
+def restore_board(dst: Board, src: Board) -> None:
     """Copy src's state into dst (same shapes) without allocating."""
     dst.color[:] = src.color
     dst.head[:] = src.head
@@ -249,6 +249,9 @@ def _restore(dst: Board, src: Board) -> None:
     dst.info[:] = src.info
     dst.zhash[:] = src.zhash
     dst.hist[:] = src.hist
+
+
+_restore = restore_board  # the old private name
 
 
 @njit(cache=True)
@@ -273,7 +276,7 @@ def playouts(
     no_moves = np.zeros(0, np.int32)
     scores = np.empty(n, np.float64)
     for g in range(n):
-        _restore(scratch, b)
+        restore_board(scratch, b)
         rng[0] = seed_state(seed, g)
         scores[g] = playout(scratch, color, komi, rng, max_moves, owner, no_moves)
         for pt in range(size * size):

@@ -345,3 +345,55 @@ def test_run_playouts_rejects_bad_arguments():
         run_playouts(new_board(9), WALL, 7.5, 1, 0)
     with pytest.raises(ValueError):
         run_playouts(new_board(9), BLACK, 7.5, -1, 0)
+
+
+# --- scores against sgfmill --------------------------------------------------
+
+
+def sgfmill_board(b: Board):
+    """The same stones on an sgfmill board."""
+    from sgfmill import boards
+
+    size = int(b.info[SIZE])
+    sb = boards.Board(size)
+    black, white = [], []
+    for loc in np.nonzero((b.color == BLACK) | (b.color == WHITE))[0]:
+        (black if b.color[loc] == BLACK else white).append(from_loc(int(loc), size))
+    sb.apply_setup(black, white, [])
+    return sb
+
+
+def test_area_score_equals_sgfmill_on_sample_game_ends():
+    """The 75 sample GNU Go games' final positions, each replayed by sgfmill's own
+    rules and by gomove's: the same stones, and the same area score (sgfmill's
+    ``area_score``, which also counts every stone as alive)."""
+    from sgfmill import boards
+
+    from gomove.data.games import ReadConfig, iter_games, replay_game
+    from gomove.samples import sample_path
+
+    paths = [sample_path("gnugo-train"), sample_path("gnugo-test")]
+    n = 0
+    for game in iter_games(paths, ReadConfig()):
+        sb = boards.Board(game.size)
+        for color, move in game.moves:
+            if move is not None:
+                sb.play(*move, "b" if color == BLACK else "w")
+        ours = replay_game(game)
+        assert sgfmill_board(ours).list_occupied_points() == sb.list_occupied_points()
+        owner = np.zeros(game.size**2, np.int8)
+        assert area_score(ours, 0.0, owner) == sb.area_score()
+        n += 1
+    assert n == 75
+
+
+@pytest.mark.parametrize("size", [9, 19])
+def test_area_score_equals_sgfmill_after_playouts(size):
+    """Boards at the end of seeded playouts, copied stone by stone to sgfmill: same score."""
+    for seed in range(6):
+        b = new_board(size)
+        owner = np.zeros(size * size, np.int8)
+        score = playout(
+            b, BLACK, 6.5, new_rng(seed), default_max_moves(size), owner, np.zeros(0, np.int32)
+        )
+        assert score == sgfmill_board(b).area_score() - 6.5

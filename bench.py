@@ -1,4 +1,4 @@
-"""Benchmarks: `python bench.py [replay] [extract] [mm] [fbt] [options]`; JSON lines out.
+"""Benchmarks, JSON lines out: `python bench.py [replay] [extract] [mm] [fbt] [playout] [mc-owner]`.
 
 Reads real games from ../shared/data when present, else the embedded sample.
 """
@@ -9,7 +9,7 @@ import argparse
 
 from gomove import benchmarks
 
-ALL = ("replay", "extract", "mm", "fbt")
+ALL = ("replay", "extract", "mm", "fbt", "playout", "mc-owner")
 
 
 def main() -> None:
@@ -20,13 +20,21 @@ def main() -> None:
     p.add_argument("--harvest-games", type=int, default=1000, help="games harvested for shapes")
     p.add_argument("--mm-games", type=int, default=1000, help="training games for `mm` and `fbt`")
     p.add_argument("--mm-iters", type=int, default=2, help="MM iterations timed")
+    p.add_argument("--owner-games", type=int, default=5, help="games timed by `mc-owner`")
     p.add_argument("--cache-dir", default="cache", help="where `mm` and `fbt` keep their dataset")
     a = p.parse_args()
     unknown = set(a.which) - set(ALL)
     if unknown:
         p.error(f"unknown benchmarks {sorted(unknown)}; choose from {ALL}")
     benchmarks.run(
-        a.which or list(ALL), a.data, a.games, a.harvest_games, a.mm_games, a.mm_iters, a.cache_dir
+        a.which or list(ALL),
+        a.data,
+        a.games,
+        a.harvest_games,
+        a.mm_games,
+        a.mm_iters,
+        a.cache_dir,
+        owner_games=a.owner_games,
     )
 
 

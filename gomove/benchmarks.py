@@ -11,6 +11,7 @@ import multiprocessing as mp
 import resource
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -279,6 +280,99 @@ def bench_fbt(
     return out
 
 
+PLAYOUT_TARGETS = {9: 20_000, 19: 5_000}  # uniform, from the empty board, per core
+
+
+def playout_positions(games: list) -> list[tuple[str, object, int]]:
+    """(name, board, colour to move): empty 9x9 and 19x19, and a mid-game position of each.
+
+    19x19 mid-game: the position before move 120 of the first game read (a real
+    game); 9x9 mid-game (no real 9x9 games here): after 30 moves of a seeded
+    uniform playout from the empty board.
+    """
+    from gomove.board.board import BLACK, play
+    from gomove.play.ownership import board_at
+    from gomove.play.playout import new_rng, playout
+
+    out = [("9x9 empty", new_board(9), BLACK), ("19x19 empty", new_board(19), BLACK)]
+    b9 = new_board(9)
+    moves = np.zeros(30, np.int32)
+    playout(b9, BLACK, 7.0, new_rng(7), 30, np.zeros(81, np.int8), moves)
+    mid9 = new_board(9)
+    color = BLACK
+    for m in moves:
+        play(mid9, int(m), color)
+        color = 3 - color
+    out.insert(1, ("9x9 mid-game (30 random moves)", mid9, color))
+    game = next((g for g in games if g.size == 19 and len(g.moves) >= 120), None)
+    if game is not None:
+        b19, to_move = board_at(game, 120)
+        out.append(("19x19 mid-game (move 120)", b19, to_move))
+    return out
+
+
+def bench_playout(games: list, seconds: float = 1.0, repeats: int = 3) -> list[dict]:
+    """Uniform playouts per second on one core, best of ``repeats`` runs of ~``seconds``."""
+    from gomove.board.board import SIZE, copy_board
+    from gomove.play.playout import run_playouts
+
+    out = []
+    for name, board, to_move in playout_positions(games):
+        size = int(board.info[SIZE])
+        run_playouts(board, to_move, 7.5, 4, 0)  # compile
+        n = 64
+        while True:  # size the run to ~seconds
+            t = time.perf_counter()
+            run_playouts(board, to_move, 7.5, n, 1)
+            dt = time.perf_counter() - t
+            if dt > seconds / 4:
+                break
+            n *= 4
+        n = max(int(n * seconds / dt), 1)
+        best = 0.0
+        for r in range(repeats):
+            b = copy_board(board)
+            t = time.perf_counter()
+            run_playouts(b, to_move, 7.5, n, 100 + r)
+            best = max(best, n / (time.perf_counter() - t))
+        record = {"bench": "playout", "policy": "uniform", "position": name, "size": size}
+        record["playouts_per_s"] = round(best)
+        if name.endswith("empty"):
+            record["target_per_core"] = PLAYOUT_TARGETS[size]
+            record["ok"] = best >= PLAYOUT_TARGETS[size]
+        out.append(emit(record))
+    return out
+
+
+def bench_mc_owner(games: list, n_playouts: int = 63) -> list[dict]:
+    """The Monte-Carlo owner feature: positions/s on one core, and what it adds to extraction."""
+    cfg = FeatureConfig(shapes=False, superko=False)
+    owner_cfg = FeatureConfig(
+        shapes=False, superko=False, mc_owner=True, mc_owner_playouts=n_playouts
+    )
+    plain, with_owner = FeatureExtractor(cfg), FeatureExtractor(owner_cfg)
+    plain.game(games[0])
+    with_owner.game(replace(games[0], moves=games[0].moves[:4]))  # compile
+    n, dt_plain = _timed(lambda: sum(len(plain.game(g)["winner"]) for g in games))
+    _, dt_owner = _timed(lambda: sum(len(with_owner.game(g)["winner"]) for g in games))
+    owner_rate = n / (dt_owner - dt_plain)
+    return [
+        emit(
+            {
+                "bench": "mc-owner",
+                "playouts_per_position": n_playouts,
+                "games": len(games),
+                "positions": n,
+                "positions_per_s": round(owner_rate, 1),
+                "ms_per_position": round(1000 / owner_rate, 2),
+                "playouts_per_s": round(owner_rate * n_playouts),
+                "tactical_positions_per_s": round(n / dt_plain),
+                "tactical_with_owner_positions_per_s": round(n / dt_owner, 1),
+            }
+        )
+    ]
+
+
 def run(
     which: list[str],
     games_path: str | None = None,
@@ -287,6 +381,7 @@ def run(
     mm_games: int = 1000,
     mm_iters: int = 2,
     cache_dir: str = "cache",
+    owner_games: int = 5,
 ) -> list[dict]:
     path = games_path or default_games_path()
     emit({"bench": "setup", "data": path, "games": n_games})
@@ -301,5 +396,9 @@ def run(
         out += bench_mm(path, mm_games, mm_iters, cache_dir)
     if "fbt" in which:
         out += bench_fbt(path, mm_games, cache_dir)
+    if "playout" in which:
+        out += bench_playout(games)
+    if "mc-owner" in which:
+        out += bench_mc_owner(games[:owner_games])
     out.append(emit({"bench": "memory", "peak_rss_mb": round(peak_rss_mb())}))
     return out

@@ -1,0 +1,85 @@
+"""Ownership maps (gomove/play/ownership.py).
+
+Invariants checked:
+- probabilities lie in [0, 1] and P(black) + P(white) <= 1 at every point;
+- inside a living group's true eye the owner is certain (1 for its colour);
+- the map equals the owner counts of ``run_playouts`` with the same seed, and
+  the mean score equals the mean of its scores;
+- ``board_at`` gives the board of sgfmill's replay before the asked move and
+  the right colour to move, and rejects a move out of range;
+- the PNG and the command line write a real PNG file.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from board_ascii import board_from
+from gamegen import random_sgf
+
+from gomove.board.board import BLACK, WHITE
+from gomove.play.ownership import board_at, main, ownership, plot_ownership, stones
+from gomove.play.playout import run_playouts
+from gomove.sgf import parse_game
+
+TWO_GROUPS = """
+    . . . . . O . O .
+    . . . . . O O O O
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    X X X X . . . . .
+    . X . X . . . . .
+"""
+
+
+def test_map_on_living_groups():
+    b = board_from(TWO_GROUPS)
+    own = ownership(b, BLACK, n=64, komi=7.0, seed=2)
+    assert own.size == 9 and own.n == 64
+    assert ((own.black >= 0) & (own.black <= 1) & (own.black + own.white <= 1 + 1e-12)).all()
+    assert own.black[0, 2] == 1.0 and own.white[0, 2] == 0.0  # C1, black's eye
+    assert own.white[8, 6] == 1.0 and own.black[8, 6] == 0.0  # G9, white's eye
+    scores, counts = run_playouts(b, BLACK, 7.0, 64, 2)
+    np.testing.assert_array_equal(own.black, counts[BLACK] / 64)
+    np.testing.assert_array_equal(own.white, counts[WHITE] / 64)
+    assert own.mean_score == pytest.approx(scores.mean())
+    assert own.expected_territory() == pytest.approx(float((own.black - own.white).sum()))
+    with pytest.raises(ValueError):
+        ownership(b, BLACK, n=0)
+
+
+def test_board_at_matches_sgfmill():
+    from sgfmill import boards
+
+    game = parse_game(random_sgf(9, 25, seed=3), "g.sgf")
+    for move in (1, 10, 26, None):
+        b, to_move = board_at(game, move)
+        stop = len(game.moves) if move is None else move - 1
+        sb = boards.Board(9)
+        for color, m in game.moves[:stop]:
+            if m is not None:
+                sb.play(*m, "b" if color == BLACK else "w")
+        want = np.zeros((9, 9), np.int8)
+        for color, (r, c) in sb.list_occupied_points():
+            want[r, c] = BLACK if color == "b" else WHITE
+        np.testing.assert_array_equal(stones(b), want)
+        if stop < len(game.moves):
+            assert to_move == game.moves[stop][0]
+        else:
+            assert to_move != game.moves[-1][0]
+    with pytest.raises(ValueError, match="move must be"):
+        board_at(game, 40)
+
+
+def test_png_and_cli(tmp_path):
+    b = board_from(TWO_GROUPS)
+    path = plot_ownership(b, ownership(b, WHITE, n=16), tmp_path / "own.png", title="t")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    sgf = tmp_path / "g.sgf"
+    sgf.write_bytes(random_sgf(9, 30, seed=5))
+    out = tmp_path / "cli.png"
+    main([str(sgf), "--move", "20", "--playouts", "32", "--out", str(out)])
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

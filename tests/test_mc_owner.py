@@ -174,3 +174,12 @@ def test_dataset_with_owner_parallel_equals_serial(tmp_path):
         ca, cb = load_shard(a).columns["mc_owner"], load_shard(b).columns["mc_owner"]
         assert ca.max() <= N_BINS
         np.testing.assert_array_equal(ca, cb)
+
+
+def test_cache_key_fields():
+    """Datasets without the group keep the keys they had before the group existed."""
+    off = FeatureConfig().key_dict()
+    assert not any(k.startswith("mc_owner") for k in off)
+    on = owner_cfg(63, 0).key_dict()
+    assert on["mc_owner"] is True and on["mc_owner_playouts"] == 63
+    assert owner_cfg(31, 0).key_dict() != on and owner_cfg(63, 1).key_dict() != on

@@ -179,7 +179,7 @@ def build_dataset(
         kind,
         input_fingerprint(paths),
         _read_cfg_dict(read_cfg),
-        asdict(extractor.cfg) | {"name": None, "harvest_max_games": None},
+        extractor.cfg.key_dict(),
         table_hash,
         [FORMAT_VERSION, POSITION_SEED, PATTERN_SEED, FEATURES_VERSION],
     )

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from gomove.features.tactical import TACTICAL_GROUPS
 
 # Bump when what a feature level means changes: it is part of every cache key,
 # so datasets and pattern tables extracted by older code are rebuilt.
 FEATURES_VERSION = 1
+
+# Optional groups: when the switch (first field) is off, their fields are left
+# out of cache keys, so adding an optional group keeps the keys of existing
+# datasets (a dataset without the group does not depend on its settings).
+OPTIONAL_FIELDS = {"mc_owner": ("mc_owner", "mc_owner_playouts", "mc_owner_seed")}
 
 
 @dataclass
@@ -33,6 +38,20 @@ class FeatureConfig:
     mc_owner: bool = False
     mc_owner_playouts: int = 63
     mc_owner_seed: int = 0
+
+    def key_dict(self) -> dict:
+        """The fields extracted levels depend on, for dataset cache keys.
+
+        ``name`` and ``harvest_max_games`` are None (they change no level, and
+        the pattern table is keyed apart); the fields of optional groups that
+        are off are left out (OPTIONAL_FIELDS).
+        """
+        d = asdict(self) | {"name": None, "harvest_max_games": None}
+        for switch, fields in OPTIONAL_FIELDS.items():
+            if not d[switch]:
+                for f in fields:
+                    del d[f]
+        return d
 
     def validate(self) -> None:
         unknown = [g for g in self.tactical if g not in TACTICAL_GROUPS]

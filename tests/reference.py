@@ -431,6 +431,41 @@ def pattern_hash(color, loc: int, player: int, size: int, radius: int, dx, dy, k
     return best
 
 
+# --- light features (Coulom 2007, 4.1; see gomove/features/light.py) ----------
+
+
+def light_digits(color, loc: int, player: int, size: int) -> list[int]:
+    """The 8 states of loc's 3x3 neighbourhood: below, left, right, above (0 empty,
+    1 player's, 2 opponent's, 3 off, 4 player's in atari, 5 opponent's in atari),
+    then below-left, below-right, above-left, above-right (0..3 as pattern_state)."""
+    row, col = from_loc(loc, size)
+    out = []
+    for dx, dy in ((0, -1), (-1, 0), (1, 0), (0, 1)):
+        s = pattern_state(color, row + dy, col + dx, player, size)
+        if s in (1, 2) and libs_of(color, to_loc(row + dy, col + dx, size), size) == 1:
+            s += 3
+        out.append(s)
+    for dx, dy in ((-1, -1), (1, -1), (-1, 1), (1, 1)):
+        out.append(pattern_state(color, row + dy, col + dx, player, size))
+    return out
+
+
+def light_code(color, loc: int, player: int, size: int) -> int:
+    """sum orth_i 6^i + 1296 sum diag_j 4^j over light_digits."""
+    d = light_digits(color, loc, player, size)
+    return sum(s * 6**i for i, s in enumerate(d[:4])) + 1296 * sum(
+        s * 4**j for j, s in enumerate(d[4:])
+    )
+
+
+def contiguous(loc: int, last: int, size: int) -> bool:
+    """loc is one of the 8 points around the previous move."""
+    if last < 0:
+        return False
+    (r, c), (rl, cl) = from_loc(loc, size), from_loc(last, size)
+    return max(abs(r - rl), abs(c - cl)) == 1
+
+
 def _offset_distance(x: int, y: int) -> int:
     x, y = abs(x), abs(y)
     return x + y + max(x, y)

@@ -33,7 +33,7 @@ def cfg_of(overrides: list[str]):
 
 
 @pytest.mark.parametrize("data", ["sample", "tygem"])
-@pytest.mark.parametrize("features", ["full", "tactical"])
+@pytest.mark.parametrize("features", ["full", "tactical", "light"])
 @pytest.mark.parametrize("model", ["mm"])
 def test_groups_compose(data, features, model):
     cfg = cfg_of([f"data={data}", f"features={features}", f"model={model}"])

@@ -13,7 +13,10 @@ FEATURES_VERSION = 1
 # Optional groups: when the switch (first field) is off, their fields are left
 # out of cache keys, so adding an optional group keeps the keys of existing
 # datasets (a dataset without the group does not depend on its settings).
-OPTIONAL_FIELDS = {"mc_owner": ("mc_owner", "mc_owner_playouts", "mc_owner_seed")}
+OPTIONAL_FIELDS = {
+    "mc_owner": ("mc_owner", "mc_owner_playouts", "mc_owner_seed"),
+    "light": ("light",),
+}
 
 
 @dataclass
@@ -38,6 +41,9 @@ class FeatureConfig:
     mc_owner: bool = False
     mc_owner_playouts: int = 63
     mc_owner_seed: int = 0
+    # Coulom's light features for playouts (2007, 4.1; features/light.py) in
+    # place of the tactical groups and shapes (features=light)
+    light: bool = False
 
     def key_dict(self) -> dict:
         """The fields extracted levels depend on, for dataset cache keys.
@@ -64,5 +70,10 @@ class FeatureConfig:
             )
         if self.min_count < 1:
             raise ValueError("min_count must be >= 1")
+        if self.light and (self.tactical or self.shapes):
+            raise ValueError(
+                "light features replace the tactical groups and shapes: "
+                "set tactical=[] and shapes=false (configs/features/light.yaml)"
+            )
         if self.mc_owner and self.mc_owner_playouts < 1:
             raise ValueError(f"mc_owner_playouts must be >= 1, not {self.mc_owner_playouts}")

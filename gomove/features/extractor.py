@@ -5,7 +5,8 @@ Terms:
 - candidate: a legal move of that player, or pass (always the last candidate).
 - winner: the candidate the game's move played.
 
-The registry holds the enabled tactical groups (in tactical.py's order), then
+The registry holds the enabled tactical groups (in tactical.py's order) or,
+with ``light``, the light groups (light.py's LIGHT_GROUPS), then
 ``mc_owner`` when on (Coulom's 9th feature, mc_owner.py) and, when shapes are
 on, one ``shape`` group whose levels are the harvested patterns.
 """
@@ -19,6 +20,8 @@ from gomove.board.board import TO_MOVE, play
 from gomove.data.replay import game_arrays, start_board
 from gomove.features.config import FeatureConfig
 from gomove.features.harvest import PatternTable
+from gomove.features.light import LIGHT_GROUPS, N_LIGHT, extract_light_game, light_level_names
+from gomove.features.light import pattern_levels as light_pattern_levels
 from gomove.features.mc_owner import level_names as mc_owner_level_names
 from gomove.features.mc_owner import owner_column
 from gomove.features.patterns import make_templates
@@ -119,6 +122,9 @@ class FeatureExtractor:
             [TACTICAL_GROUPS.index(g) for g in cfg.tactical], dtype=np.int64
         )
         groups = [Group(g, TACTICAL_LEVELS[g]) for g in cfg.tactical]
+        if cfg.light:
+            names = light_level_names()
+            groups += [Group(g, names[g]) for g in LIGHT_GROUPS]
         if cfg.mc_owner:
             groups.append(Group("mc_owner", mc_owner_level_names(cfg.mc_owner_playouts)))
         if self.table is not None:
@@ -151,29 +157,39 @@ class FeatureExtractor:
         pos_start = np.empty(n_moves + 1, dtype=np.int64)
         winner = np.empty(n_moves, dtype=np.int64)
         t = self.templates
-        extract_game(
-            b,
-            ga.locs,
-            ga.colors,
-            self.cfg.superko,
-            t.dx,
-            t.dy,
-            t.ends,
-            t.perm,
-            t.keys,
-            self.tkeys,
-            self.tvals,
-            self.table is not None,
-            tac,
-            shape,
-            cand,
-            pos_start,
-            winner,
-        )
+        light = None
+        if self.cfg.light:
+            light = np.empty((cap, N_LIGHT), dtype=np.int32)
+            levels = light_pattern_levels()[1]
+            extract_light_game(
+                b, ga.locs, ga.colors, self.cfg.superko, levels, light, cand, pos_start, winner
+            )
+        else:
+            extract_game(
+                b,
+                ga.locs,
+                ga.colors,
+                self.cfg.superko,
+                t.dx,
+                t.dy,
+                t.ends,
+                t.perm,
+                t.keys,
+                self.tkeys,
+                self.tvals,
+                self.table is not None,
+                tac,
+                shape,
+                cand,
+                pos_start,
+                winner,
+            )
         kept = winner >= 0
         total = int(pos_start[-1])
         counts = np.diff(pos_start)[kept]
         cols = {g: tac[:total, c] for g, c in zip(self.cfg.tactical, self.tactical_cols)}
+        if light is not None:
+            cols.update({g: light[:total, j] for j, g in enumerate(LIGHT_GROUPS)})
         if self.cfg.mc_owner:
             cols["mc_owner"] = owner_column(
                 start_board(ga),

@@ -26,6 +26,7 @@ from gomove.features.registry import Registry
 from gomove.models import model_from_state
 
 CHECKPOINT_VERSION = 1
+PATTERN_GROUPS = ("shape", "pattern3x3")  # listed by their best and worst levels only
 
 
 def save_checkpoint(
@@ -127,19 +128,18 @@ def write_gamma_table(
         cells = f"| {group} | {level} | {math.exp(lg):.3f} | {400 * lg / math.log(10):+.0f} |"
         return cells + (f" {v_norm[i]:.3f} |" if v_norm is not None else "")
 
-    shapes = None
+    shapes = []  # pattern groups: shape, and light.py's pattern3x3
     for group, off in zip(reg.groups, reg.offsets):
         idx = np.arange(off, off + len(group))
-        if group.name == "shape":
-            shapes = (group, idx)
+        if group.name in PATTERN_GROUPS:
+            shapes.append((group, idx))
             continue
         lines += [row(group.name, lv, int(i)) for lv, i in zip(group.levels, idx)]
-    if shapes is not None:
-        group, idx = shapes
+    for group, idx in shapes:
         order = idx[np.argsort(-log_gamma[idx])]
         lines += [
             "",
-            f"Shapes: {len(idx)} patterns; the {top_shapes} strongest and weakest.",
+            f"{group.name}: {len(idx)} patterns; the {top_shapes} strongest and weakest.",
             "",
             f"| feature | pattern | gamma | Elo |{extra}",
             f"|---|---|---|---|{rule}",
@@ -149,5 +149,5 @@ def write_gamma_table(
             if len(order) > 2 * top_shapes
             else list(order)
         )
-        lines += [row("shape", group.levels[int(i) - idx[0]], int(i)) for i in chosen]
+        lines += [row(group.name, group.levels[int(i) - idx[0]], int(i)) for i in chosen]
     atomic_write_text(path, "\n".join(lines) + "\n")

@@ -2,6 +2,7 @@
 
 Writes into the run directory: ``model.pt`` (checkpoint: registry, pattern
 table, parameters, config), ``gammas.md`` (Coulom's Table 1 as learned),
+``policy.npz`` (the playout policy, with ``features=light`` and ``model=mm``),
 ``metrics.json``, ``summary.txt``, PNG plots and TensorBoard events (``tb/``).
 """
 
@@ -150,6 +151,8 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
 
     save_checkpoint(out / "model.pt", model, data.extractor, cfg, history)
     write_gamma_table(out / "gammas.md", model, reg)
+    if data.extractor.cfg.light:
+        write_policy(out / "policy.npz", model, reg)
     radius = torch.from_numpy(data.extractor.shape_radius())
     metrics = evaluate(model.log_probs, test_loader, shape_radius=radius, device=device)
     metrics.update(
@@ -166,6 +169,18 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     write_report(metrics, out)
     print(format_table(metrics))
     return metrics
+
+
+def write_policy(path: Path, model, reg) -> None:
+    """The playout policy of a light-feature model (gomove.play.policy), next to model.pt."""
+    if not hasattr(model, "log_gamma"):
+        log.info("no playout policy: a pattern policy needs an mm model's gammas")
+        return
+    from gomove.play.policy import PatternPolicy
+
+    log_gamma = model.log_gamma.detach().cpu().double().numpy()
+    PatternPolicy.from_gammas(reg, log_gamma).save(path)
+    log.info("playout policy: %s", path)
 
 
 def sgd_config(cfg: DictConfig):

@@ -1,0 +1,197 @@
+"""PatternPolicy: the learnt light-feature gammas as the playouts use them, and its file.
+
+Terms:
+- policy file (``policy.npz``, written by ``train.py features=light`` next to
+  model.pt): ``format_version``; ``pattern`` float64[light.N_RAW], the gamma
+  of every raw 3x3 code (its canonical level's; 1 for a code no board shows);
+  ``capture``, ``extension``, ``self_atari``, ``contiguity`` and ``pass``,
+  float64[levels + 1], the gamma of each level with index 0 (absent) = 1.
+- kernel tables (``PatternPolicy.tables()``, pattern_playout.PolicyTables):
+  the file's gammas by pattern3x3 level, plus what a level's 3x3 code tells
+  without the board: playable (board.is_legal up to ko and not playout.is_eye,
+  both asked once per level by pattern_playout.code_flags), capture possible
+  (an opponent in atari), self-atari possible (no capture and at most one
+  empty orthogonal point, then light.self_atari_at decides), and the level the
+  other colour sees. All of these are the same for the 8 symmetries of a code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from gomove.board.board import BLACK, SIZE, WHITE, Board, new_board
+from gomove.data.atomic import atomic_save_npz
+from gomove.features.light import (
+    CAPTURE_OTHER,
+    LIGHT_LEVELS,
+    N_RAW,
+    S_EMPTY,
+    S_OPP_ATARI,
+    S_OWN_ATARI,
+    code_digits,
+    pattern_levels,
+    swap_colors,
+)
+from gomove.features.registry import Registry
+from gomove.play.pattern_playout import PolicyTables, code_flags, pattern_playouts
+from gomove.play.playout import default_max_moves
+
+POLICY_VERSION = 1
+LEVEL_GROUPS = ("capture", "extension", "self_atari", "contiguity", "pass")
+
+
+@lru_cache(maxsize=1)
+def level_masks() -> dict[str, np.ndarray]:
+    """Per pattern3x3 level (index 0: none): playable, capture and sa_check, and swap."""
+    level_codes, raw_to_level = pattern_levels()
+    d = code_digits(level_codes)
+    legal = np.zeros(len(level_codes), np.bool_)
+    eye = np.zeros(len(level_codes), np.bool_)
+    code_flags(new_board(3), d, legal, eye)
+    orth = d[:, :4]
+    capture = (orth == S_OPP_ATARI).any(axis=1)
+    quiet = ~capture & ~(orth == S_OWN_ATARI).any(axis=1)
+    playable = legal & ~eye
+    sa = playable & ~capture & ((orth == S_EMPTY).sum(axis=1) <= 1)
+    swap = raw_to_level[swap_colors(level_codes)]
+
+    def pad(a, none):
+        return np.concatenate([[none], a]).astype(a.dtype)
+
+    return {
+        "level": raw_to_level.astype(np.uint16),
+        "playable": pad(playable, False),
+        "capture": pad(capture, False),
+        "sa": pad(sa, False),
+        "swap": pad(swap.astype(np.int32), 0),
+        "quiet": pad(quiet, False),
+    }
+
+
+@dataclass
+class PatternPolicy:
+    pattern: np.ndarray  # float64[N_RAW]
+    capture: np.ndarray  # float64[5]
+    extension: np.ndarray  # float64[2]
+    self_atari: np.ndarray  # float64[2]
+    contiguity: np.ndarray  # float64[2]
+    pass_: np.ndarray  # float64[3], not used by the playouts
+    _tables: PolicyTables | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        want = {g: len(LIGHT_LEVELS[g]) + 1 for g in LEVEL_GROUPS}
+        for g, n in want.items():
+            a = np.asarray(self._level(g), dtype=np.float64)
+            if a.shape != (n,) or a[0] != 1.0 or not (a > 0).all():
+                raise ValueError(f"policy {g} gammas must be float64[{n}], positive, [0] = 1")
+        if self.pattern.shape != (N_RAW,) or not (self.pattern > 0).all():
+            raise ValueError(f"policy pattern gammas must be positive float64[{N_RAW}]")
+
+    def _level(self, group: str) -> np.ndarray:
+        return self.pass_ if group == "pass" else getattr(self, group)
+
+    @classmethod
+    def neutral(cls) -> PatternPolicy:
+        """Every gamma 1: uniform over the legal moves that fill no own eye."""
+        ones = {g: np.ones(len(LIGHT_LEVELS[g]) + 1) for g in LEVEL_GROUPS}
+        return cls(np.ones(N_RAW), *(ones[g] for g in LEVEL_GROUPS))
+
+    @classmethod
+    def from_gammas(cls, registry: Registry, log_gamma: np.ndarray) -> PatternPolicy:
+        """From a light-feature model: log_gamma[F] indexed as registry says."""
+        log_gamma = np.asarray(log_gamma, dtype=np.float64)
+        gamma = {}
+        for g in (*LEVEL_GROUPS, "pattern3x3"):
+            o = int(registry.offsets[registry.group_index(g)])
+            n = int(registry.sizes[registry.group_index(g)])
+            gamma[g] = np.concatenate([[1.0], np.exp(log_gamma[o : o + n])])
+        level_codes, raw_to_level = pattern_levels()
+        if len(gamma["pattern3x3"]) != len(level_codes) + 1:
+            raise ValueError("the registry's pattern3x3 levels are not light.pattern_levels()")
+        return cls(gamma["pattern3x3"][raw_to_level], *(gamma[g] for g in LEVEL_GROUPS))
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path) -> PatternPolicy:
+        """From a model.pt of ``train.py model=mm features=light``."""
+        from gomove.train.checkpoint import load_checkpoint
+
+        state = load_checkpoint(path)
+        model = state["module"]
+        if not hasattr(model, "log_gamma"):
+            raise ValueError(f"{path}: a pattern policy needs an mm model's gammas")
+        return cls.from_gammas(state["extractor"].registry, model.log_gamma.numpy())
+
+    def save(self, path: str | Path) -> None:
+        atomic_save_npz(
+            path,
+            format_version=np.array([POLICY_VERSION]),
+            pattern=self.pattern,
+            **{g: self._level(g) for g in LEVEL_GROUPS},
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> PatternPolicy:
+        with np.load(path) as z:
+            version = int(z["format_version"][0])
+            if version != POLICY_VERSION:
+                raise ValueError(f"{path}: policy format {version}, expected {POLICY_VERSION}")
+            return cls(z["pattern"], *(z[g] for g in LEVEL_GROUPS))
+
+    def tables(self) -> PolicyTables:
+        """The arrays the playout kernels read (module docstring), built once."""
+        if self._tables is None:
+            self._tables = self._build_tables()
+        return self._tables
+
+    def _build_tables(self) -> PolicyTables:
+        m = level_masks()
+        level_codes, _ = pattern_levels()
+        gamma = np.concatenate([[0.0], self.pattern[level_codes]])
+        play = np.where(m["playable"], gamma, 0.0)
+        base = play * np.where(m["capture"], self.capture[CAPTURE_OTHER], 1.0)
+        return PolicyTables(
+            m["level"],
+            play,
+            base,
+            m["sa"],
+            m["swap"],
+            *(np.ascontiguousarray(self._level(g), dtype=np.float64) for g in LEVEL_GROUPS[:4]),
+            m["quiet"],
+        )
+
+    def run_playouts(
+        self,
+        board: Board,
+        color: int,
+        komi: float,
+        n: int,
+        seed: int,
+        max_moves: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """n pattern-policy playouts from board (unchanged), as playout.run_playouts.
+
+        Returns (scores float64[n], owner_counts int64[3, size, size]).
+        """
+        if color not in (BLACK, WHITE):
+            raise ValueError(f"color must be BLACK or WHITE, not {color}")
+        if n < 0:
+            raise ValueError(f"n must be >= 0, not {n}")
+        size = int(board.info[SIZE])
+        if max_moves is None:
+            max_moves = default_max_moves(size)
+        counts = np.zeros((3, size * size), np.int64)
+        scores = pattern_playouts(
+            board,
+            int(color),
+            float(komi),
+            int(n),
+            np.uint64(seed % 2**64),
+            int(max_moves),
+            self.tables(),
+            counts,
+        )
+        return scores, counts.reshape(3, size, size)

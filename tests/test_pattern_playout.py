@@ -1,0 +1,296 @@
+"""Pattern-policy playouts (gomove/play/pattern_playout.py) and the policy file (policy.py).
+
+Invariants checked:
+- every playout ends (two passes in a row, or max_moves); replayed on a fresh
+  copy every move is legal (``is_legal``), none fills the mover's own eye, a
+  side passes only when it has no legal non-eye move, and the score is the
+  flood-fill oracle's (test_playout.check_game's checks), on many seeded runs;
+- incremental == full: before every draw of seeded playouts on 9x9, 13x13
+  and 19x19, each point's gamma (base plus hot overlay) equals policy_gamma
+  recomputed from light_levels, both colours' base gammas equal a
+  recomputation and the row sums equal fresh sums (``check=True``);
+- the first move's empirical frequencies on a fixed position with a previous
+  move match the gamma proportions (chi-square, fixed seed);
+- the playable table (code_flags) equals is_legal and not is_eye on random
+  positions; same seed, same games; pattern_playouts equals game-by-game
+  pattern_playout; run_playouts leaves the board unchanged, counts sum to n;
+- policy file round trip, from_gammas against the registry, version check;
+  ``train.py model=mm features=light`` writes a policy.npz that loads and
+  equals the checkpoint's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import reference as ref
+import torch
+from board_ascii import board_from, loc_of
+from test_playout import CORNER, EYES, check_replay, oracle_area
+from test_train import games, tiny  # noqa: F401  (games is a fixture)
+
+from gomove.board.board import (
+    BLACK,
+    KO,
+    LAST,
+    NMOVES,
+    SIZE,
+    WHITE,
+    Board,
+    copy_board,
+    is_legal,
+    legal_moves,
+    new_board,
+    play,
+)
+from gomove.board.coords import PASS
+from gomove.features.light import LIGHT_LEVELS, N_RAW, light_code, pattern_levels
+from gomove.play.pattern_playout import (
+    new_scratch,
+    pattern_playout,
+    pattern_playouts,
+    policy_gamma,
+)
+from gomove.play.playout import default_max_moves, is_eye, new_rng, seed_state
+from gomove.play.policy import LEVEL_GROUPS, PatternPolicy
+from gomove.train.run import run
+
+
+def random_policy(seed: int, sigma: float = 1.5) -> PatternPolicy:
+    """Log-normal gammas for every pattern level and every other level."""
+    rs = np.random.default_rng(seed)
+    level_codes, raw_to_level = pattern_levels()
+    level_gamma = np.concatenate([[1.0], np.exp(rs.normal(0, sigma, len(level_codes)))])
+    others = [
+        np.concatenate([[1.0], np.exp(rs.normal(0, sigma, len(LIGHT_LEVELS[g])))])
+        for g in LEVEL_GROUPS
+    ]
+    return PatternPolicy(level_gamma[raw_to_level], *others)
+
+
+POLICIES = {"random": random_policy(0), "neutral": PatternPolicy.neutral()}
+
+
+def recorded(start: Board, color: int, seed: int, policy: PatternPolicy, check: bool = True):
+    """One pattern playout on a copy of start: (final board, score, owner, moves, errors)."""
+    size = int(start.info[SIZE])
+    max_moves = default_max_moves(size)
+    b = copy_board(start)
+    owner = np.full(size * size, -1, np.int8)
+    moves = np.full(max_moves, -99, np.int32)
+    errors = np.zeros(1, np.int64)
+    t = policy.tables()
+    score = pattern_playout(
+        b, color, 7.5, new_rng(seed), max_moves, t, new_scratch(b), owner, moves, check, errors,
+        False,
+    )  # fmt: skip
+    n = int(b.info[NMOVES] - start.info[NMOVES])
+    return b, score, owner, moves[:n].tolist(), int(errors[0])
+
+
+def check_pattern_game(start: Board, color: int, seed: int, policy: PatternPolicy) -> None:
+    size = int(start.info[SIZE])
+    final, score, owner, moves, errors = recorded(start, color, seed, policy)
+    assert errors == 0, f"{errors} gammas differ from the full recomputation"
+    max_moves = default_max_moves(size)
+    assert len(moves) == max_moves or moves[-2:] == [PASS, PASS]
+    assert all(moves[i] != PASS or moves[i + 1] != PASS for i in range(len(moves) - 2))
+    check_replay(start, color, moves, final)
+    assert (score, owner.tolist()) == oracle_area(final.color, size, 7.5)
+
+
+# --- whole playouts: legal, no eye fills, incremental == full ----------------------
+
+
+@pytest.mark.parametrize("policy", list(POLICIES))
+@pytest.mark.parametrize("seed", range(12))
+def test_playouts_9x9_empty(seed, policy):
+    check_pattern_game(new_board(9), BLACK if seed % 2 else WHITE, seed, POLICIES[policy])
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("diagram", [EYES, CORNER])
+def test_playouts_9x9_from_positions(diagram, seed):
+    start = board_from(diagram)
+    play(start, loc_of("E5", 9), BLACK)  # a previous move, so its hot points count from move 1
+    check_pattern_game(start, WHITE, seed, POLICIES["random"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_playouts_13x13_and_19x19(seed):
+    check_pattern_game(new_board(13), BLACK, 100 + seed, POLICIES["random"])
+    if seed < 2:
+        check_pattern_game(new_board(19), BLACK, 200 + seed, POLICIES["random"])
+
+
+def test_playouts_from_game_positions():
+    """Mid-game 19x19 positions of a random game with a ko on the board and a
+    capture-rich 9x9 one: incremental == full throughout."""
+    import random
+
+    rnd = random.Random(3)
+    for size, n_moves in ((19, 150), (9, 60)):
+        b = new_board(size)
+        out = np.zeros(size * size, np.int64)
+        color = BLACK
+        for _ in range(n_moves):
+            n = legal_moves(b, color, False, out)
+            play(b, int(out[rnd.randrange(n)]), color)
+            color = 3 - color
+        for seed in range(3):
+            check_pattern_game(b, color, seed, POLICIES["random"])
+
+
+# --- the policy's move frequencies --------------------------------------------------
+
+FIRST = """
+. . . . . . .
+. X O . . . .
+. X O . . . .
+. O X X . . .
+. . O X . . .
+. . . . . . .
+. . . . . . .
+"""
+
+
+def test_first_move_frequencies_match_gammas():
+    """First moves of 20,000 seeded games from a 7x7 position after white's
+    E4 (extensions, a capture and contiguous points are on): their counts
+    match gamma / sum of gammas (chi-square over points expecting >= 5, the
+    rest pooled; p > 0.001 with the fixed seed 7)."""
+    start = board_from(FIRST, WHITE)
+    play(start, loc_of("E4", 7), WHITE)
+    policy = POLICIES["random"]
+    t = policy.tables()
+    last, ko = int(start.info[LAST]), int(start.info[KO])
+    points = ref.board_points(7)
+    gamma = np.array([policy_gamma(start, p, BLACK, last, ko, t) for p in points])
+    assert (gamma > 0).sum() > 20
+    n = 20_000
+    hits = np.zeros(start.color.shape[0], np.int64)
+    owner = np.zeros(49, np.int8)
+    first = np.zeros(1, np.int32)
+    errors = np.zeros(1, np.int64)
+    s = new_scratch(start)
+    for g in range(n):
+        rng = np.array([seed_state(np.uint64(7), g)], np.uint64)
+        b = copy_board(start)
+        pattern_playout(b, BLACK, 0.0, rng, 1, t, s, owner, first, False, errors, False)
+        hits[first[0]] += 1
+    observed = hits[points]
+    assert observed.sum() == n and (observed[gamma == 0] == 0).all()
+    expected = n * gamma / gamma.sum()
+    big = expected >= 5
+    obs = np.append(observed[big], observed[~big].sum())
+    exp = np.append(expected[big], expected[~big].sum())
+    stat = float(((obs - exp) ** 2 / exp).sum())
+    df = len(obs) - 1
+    p = float(torch.special.gammaincc(torch.tensor(df / 2.0), torch.tensor(stat / 2.0)))
+    assert p > 1e-3, (stat, df, p)
+
+
+# --- tables, seeds, many playouts ---------------------------------------------------
+
+
+def test_playable_table_is_is_legal_and_not_is_eye():
+    """On random 9x9 positions, a point's level is playable (play > 0 with all
+    gammas 1) exactly when is_legal (ko aside) and not is_eye, for both colours."""
+    import random
+
+    t = PatternPolicy.neutral().tables()
+    rnd = random.Random(0)
+    for _ in range(40):
+        b = new_board(9)
+        out = np.zeros(81, np.int64)
+        color = BLACK
+        for _ in range(rnd.randrange(0, 140)):
+            n = legal_moves(b, color, False, out)
+            if n == 0:
+                break
+            play(b, int(out[rnd.randrange(n)]), color)
+            color = 3 - color
+        b.info[KO] = -1
+        for p in ref.board_points(9):
+            if b.color[p] != 0:
+                continue
+            for c in (BLACK, WHITE):
+                want = bool(is_legal(b, p, c)) and not bool(is_eye(b, p, c))
+                assert (t.play[t.level[light_code(b, p, c)]] > 0) == want
+
+
+def test_same_seed_same_games_and_batch_equals_single():
+    """pattern_playouts(seed) plays game g as pattern_playout from seed_state(seed, g)."""
+    policy = POLICIES["random"]
+    t = policy.tables()
+    start = board_from(EYES)
+    counts = np.zeros((3, 81), np.int64)
+    scores = pattern_playouts(start, WHITE, 7.5, 6, np.uint64(5), 243, t, counts)
+    again = pattern_playouts(start, WHITE, 7.5, 6, np.uint64(5), 243, t, np.zeros((3, 81), int))
+    assert np.array_equal(scores, again)
+    s = new_scratch(start)
+    for g in range(6):
+        b = copy_board(start)
+        rng = np.array([seed_state(np.uint64(5), g)], np.uint64)
+        owner = np.zeros(81, np.int8)
+        no = np.zeros(0, np.int32)
+        err = np.zeros(1, np.int64)
+        score = pattern_playout(b, WHITE, 7.5, rng, 243, t, s, owner, no, False, err, False)
+        assert score == scores[g]
+    other = pattern_playouts(start, WHITE, 7.5, 6, np.uint64(6), 243, t, counts)
+    assert not np.array_equal(scores, other)
+
+
+def test_run_playouts_counts_and_board_unchanged():
+    start = board_from(EYES, to_move=WHITE)
+    before = [a.copy() for a in start]
+    scores, counts = POLICIES["random"].run_playouts(start, WHITE, 7.5, 25, seed=1)
+    assert scores.shape == (25,) and counts.shape == (3, 9, 9)
+    assert (counts.sum(axis=0) == 25).all()
+    for a, b in zip(before, start, strict=True):
+        assert np.array_equal(a, b)
+    assert scores.sum() == pytest.approx((counts[BLACK] - counts[WHITE]).sum() - 25 * 7.5)
+    with pytest.raises(ValueError):
+        POLICIES["random"].run_playouts(start, 3, 7.5, 1, 0)
+
+
+# --- the policy file -------------------------------------------------------------------
+
+
+def test_policy_file_round_trip(tmp_path):
+    policy = POLICIES["random"]
+    policy.save(tmp_path / "policy.npz")
+    back = PatternPolicy.load(tmp_path / "policy.npz")
+    for name in ("pattern", "capture", "extension", "self_atari", "contiguity", "pass_"):
+        assert np.array_equal(getattr(back, name), getattr(policy, name))
+    with np.load(tmp_path / "policy.npz") as z:
+        arrays = dict(z)
+    arrays["format_version"] = np.array([99])
+    np.savez(tmp_path / "old.npz", **arrays)
+    with pytest.raises(ValueError, match="format"):
+        PatternPolicy.load(tmp_path / "old.npz")
+    with pytest.raises(ValueError):
+        PatternPolicy(np.ones(N_RAW), np.ones(4), np.ones(2), np.ones(2), np.ones(2), np.ones(3))
+
+
+def test_train_light_writes_the_policy(games, tmp_path):  # noqa: F811
+    """train.py model=mm features=light: policy.npz loads, equals the policy
+    rebuilt from model.pt, and holds exp(log_gamma) of each level (pattern
+    gammas per raw code by the code's level)."""
+    out = tmp_path / "run"
+    metrics = run(tiny(games, tmp_path, ["features=light"]), out)
+    assert 0.0 <= metrics["top1"] <= 1.0
+    policy = PatternPolicy.load(out / "policy.npz")
+    again = PatternPolicy.from_checkpoint(out / "model.pt")
+    assert np.array_equal(policy.pattern, again.pattern)
+    from gomove.train.checkpoint import load_checkpoint
+
+    state = load_checkpoint(out / "model.pt")
+    reg = state["extractor"].registry
+    log_gamma = state["module"].log_gamma.numpy()
+    _, raw_to_level = pattern_levels()
+    code = int(np.flatnonzero(raw_to_level)[123])
+    i = reg.index("pattern3x3", int(raw_to_level[code]))
+    assert policy.pattern[code] == pytest.approx(np.exp(log_gamma[i]))
+    assert policy.contiguity[1] == pytest.approx(np.exp(log_gamma[reg.index("contiguity", 1)]))
+    assert policy.capture[0] == 1.0

@@ -83,3 +83,15 @@ def test_png_and_cli(tmp_path):
     out = tmp_path / "cli.png"
     main([str(sgf), "--move", "20", "--playouts", "32", "--out", str(out)])
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_map_with_pattern_policy():
+    """A pattern policy (here all gammas 1) gives its own playouts' owner counts."""
+    from gomove.play.policy import PatternPolicy
+
+    b = board_from(TWO_GROUPS)
+    policy = PatternPolicy.neutral()
+    own = ownership(b, BLACK, n=32, seed=4, policy=policy)
+    _, counts = policy.run_playouts(b, BLACK, 7.5, 32, 4)
+    np.testing.assert_array_equal(own.black, counts[BLACK] / 32)
+    assert own.black[0, 2] == 1.0 and own.white[8, 6] == 1.0

@@ -10,6 +10,8 @@ P(white) is the share of games where it was dame.
     python -m gomove.play.ownership ARCHIVE.zip --game 3 --move 150
 
 Terms:
+- policy: uniform playouts by default, or a trained light pattern policy
+  (``--policy policy.npz``, gomove.play.policy).
 - ``OwnershipMap``: black[size, size], white[size, size] (probabilities, sgfmill
   (row, col) order with row 0 at the bottom), the playouts' mean score and its
   standard error (black minus white minus komi), n, the colour to move.
@@ -28,6 +30,7 @@ from gomove.board.board import BLACK, SIZE, WHITE, Board, play
 from gomove.board.coords import from_loc
 from gomove.data.replay import game_arrays, start_board
 from gomove.play.playout import run_playouts
+from gomove.play.policy import PatternPolicy
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,16 @@ def ownership(
     komi: float = 7.5,
     seed: int = 0,
     max_moves: int | None = None,
+    policy: PatternPolicy | None = None,
 ) -> OwnershipMap:
-    """n uniform playouts from board (unchanged) with to_move to play -> OwnershipMap."""
+    """n playouts from board (unchanged) with to_move to play -> OwnershipMap.
+
+    Uniform playouts, or the pattern policy's (gomove.play.policy) when given.
+    """
     if n < 1:
         raise ValueError(f"need at least one playout, not {n}")
-    scores, counts = run_playouts(board, to_move, komi, n, seed, max_moves)
+    play_n = run_playouts if policy is None else policy.run_playouts
+    scores, counts = play_n(board, to_move, komi, n, seed, max_moves)
     return OwnershipMap(
         black=counts[BLACK] / n,
         white=counts[WHITE] / n,
@@ -158,6 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--playouts", type=int, default=1000)
     ap.add_argument("--komi", type=float, default=None, help="default: the game's")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--policy", help="a policy.npz (train.py features=light); default: uniform")
     ap.add_argument("--out", default="ownership.png")
     args = ap.parse_args(argv)
     path = Path(args.sgf)
@@ -172,10 +181,11 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"{path}: fewer than {args.game + 1} readable games")
     board, to_move = board_at(game, args.move)
     komi = game.komi if args.komi is None else args.komi
-    own = ownership(board, to_move, args.playouts, komi, args.seed)
+    policy = PatternPolicy.load(args.policy) if args.policy else None
+    own = ownership(board, to_move, args.playouts, komi, args.seed, policy=policy)
     where = "end" if args.move is None else f"move {args.move}"
     plot_ownership(board, own, args.out, title=f"{path.name}, {where}")
-    dame = 1.0 - own.black - own.white
+    dame = np.clip(1.0 - own.black - own.white, 0.0, 1.0)
     print(
         f"{args.out}: {own.n} playouts, mean score {own.mean_score:+.2f} "
         f"+- {own.score_stderr:.2f} (komi {komi}); points mostly black "

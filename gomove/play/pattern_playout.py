@@ -14,21 +14,29 @@ Terms:
   the 8 points around the previous move (contiguity), the liberties of the
   mover's strings in a new atari and of the opponent strings in atari next to
   them (extension, capture 1), the points next to the previous move's string
-  that capture (capture 2 and 3), and the ko point. Before each draw their
-  gammas are computed in full (``policy_gamma``) and overlaid on the base ones
-  (``rowdelta`` corrects the row sums); after it the overlay is dropped.
+  that capture (capture 2 and 3; found among the points of ``alist``), and
+  the ko point. Before each draw their gammas are computed in full
+  (``policy_gamma``; for a point with no string in atari next to it, the base
+  gamma times contiguity) and overlaid on the base ones (``rowdelta``
+  corrects the row sums); after it the overlay is dropped.
+- ``lev[loc]``: the pattern3x3 level BLACK sees at an empty point (WHITE's is
+  ``swap[lev]``), kept with its base gammas; ``alist``: the empty points
+  next to a string in atari (``atari[lev] != 0``), an indexed set kept with
+  them, so no string is walked to find the capture 2 and 3 points.
 - incremental update: after a move only these base gammas are recomputed,
   for both colours: the 3x3 neighbourhoods of the move and of every captured
   stone (colours, eyes), and the liberties of the strings whose liberty count
   changed while at most 2 (atari status, legality and self-atari depend on
   them): the move's string (when it or a string it joined had <= 2), the
   opponent strings next to the move left with <= 2, and, after a capture, our
-  strings next to the captured stones. Row sums of the touched rows are then
-  summed again from scratch, so they never drift.
+  strings next to the captured stones. These are the only points whose 3x3
+  code can change, so ``lev`` and ``alist`` stay exact too. Row sums of the
+  touched rows are then summed again from scratch, so they never drift.
 - check: ``pattern_playout(..., check=True)`` compares, before every draw,
   every point's overlaid gamma with ``policy_gamma``, both colours' base
-  gammas with a recomputation, and the row sums with fresh sums, counting
-  mismatches in ``errors[0]`` (the tests' incremental == full).
+  gammas with a recomputation, ``lev`` and ``alist`` with the board's codes
+  and the row sums with fresh sums, counting mismatches in ``errors[0]`` (the
+  tests' incremental == full).
 
 Games are seeded and end as uniform playouts do (playout.py: two passes in a
 row or max_moves; a side with no move of positive gamma passes; superko is not
@@ -52,7 +60,6 @@ from gomove.board.board import (
     WHITE,
     Board,
     W,
-    adjacent_strings,
     copy_board,
     is_legal,
     play,
@@ -67,7 +74,6 @@ from gomove.features.light import (
     S_OWN_ATARI,
     levels_at,
     light_code,
-    new_atari_at,
     self_atari_at,
 )
 from gomove.play.playout import area_score, is_eye, next_random, restore_board, seed_state
@@ -84,8 +90,10 @@ class PolicyTables(NamedTuple):
     illegal up to ko or fills an own eye (``code_flags``); ``base`` play
     times the capture:other gamma where the code shows a capture;
     ``sa_check`` the code may be a self-atari; ``swap`` the level the other
-    colour sees; ``quiet`` no orthogonal string in atari (no capture, no
-    extension). The gammas of the other groups by level, 0 (absent) = 1.
+    colour sees; ``atari`` which orthogonal strings are in atari, as bits
+    1 (WHITE's: BLACK captures) and 2 (BLACK's: WHITE captures), so ``atari[k]
+    & color`` is a capture for color, and 0 neither (no capture, no extension).
+    The gammas of the other groups by level, 0 (absent) = 1.
     """
 
     level: np.ndarray  # uint16[N_RAW]
@@ -97,7 +105,7 @@ class PolicyTables(NamedTuple):
     extension: np.ndarray  # float64[2]
     self_atari: np.ndarray  # float64[2]
     contiguity: np.ndarray  # float64[2]
-    quiet: np.ndarray  # bool[K + 1]
+    atari: np.ndarray  # uint8[K + 1]
 
 
 class Scratch(NamedTuple):
@@ -114,8 +122,11 @@ class Scratch(NamedTuple):
     rowlist: np.ndarray  # int64[size] the dirty rows
     caps: np.ndarray  # int64[L] stones captured by the move
     gen: np.ndarray  # int64[1] the generation counter
-    lev: np.ndarray  # int32[L] the pattern3x3 level BLACK sees at an empty point
+    lev: np.ndarray  # int32[L] the pattern3x3 level BLACK sees at an empty point, 0 elsewhere
     rowof: np.ndarray  # int64[L] the board row of a point (no divisions in the loop)
+    alist: np.ndarray  # int64[L] the empty points next to a string in atari (atari[lev] != 0)
+    apos: np.ndarray  # int64[L] a point's index in alist, -1 when not listed
+    acount: np.ndarray  # int64[1] the length of alist
 
 
 @njit(cache=True)
@@ -136,6 +147,9 @@ def new_scratch(b: Board) -> Scratch:
         np.zeros(1, np.int64),
         np.zeros(n, np.int32),
         np.arange(n, dtype=np.int64) // b.info[W] - 1,
+        np.zeros(n, np.int64),
+        np.full(n, -1, np.int64),
+        np.zeros(1, np.int64),
     )
 
 
@@ -250,18 +264,36 @@ def code_black(bc, head, libs, w, loc):
 
 
 @njit(cache=True, inline="always")
-def set_base_at(bc, head, nxt, libs, w, loc, gam, lev, lvl, base_g, sa_check, swap, sa_g):
-    """Both colours' base gammas of loc into gam[:, loc], BLACK's level into lev[loc]."""
+def set_base_at(
+    bc, head, nxt, libs, w, loc, gam, lev, lvl, base_g, sa_check, swap, sa_g,
+    atari, alist, apos, acount,
+):  # fmt: skip
+    """Both colours' base gammas of loc into gam[:, loc], BLACK's level into lev[loc],
+    and loc into or out of alist."""
+    was = atari[lev[loc]] != 0
     if bc[loc] == EMPTY:
         k = np.int64(lvl[code_black(bc, head, libs, w, loc)])
         lev[loc] = k
         gam[0, loc] = base_at(bc, head, nxt, libs, w, loc, BLACK, k, base_g, sa_check, sa_g)
-        k = swap[k]
-        gam[1, loc] = base_at(bc, head, nxt, libs, w, loc, WHITE, k, base_g, sa_check, sa_g)
+        gam[1, loc] = base_at(bc, head, nxt, libs, w, loc, WHITE, swap[k], base_g, sa_check, sa_g)
     else:
+        k = 0
         lev[loc] = 0
         gam[0, loc] = 0.0
         gam[1, loc] = 0.0
+    now = atari[k] != 0
+    if now != was:
+        if now:
+            apos[loc] = acount[0]
+            alist[acount[0]] = loc
+            acount[0] += 1
+        else:
+            i = apos[loc]
+            acount[0] -= 1
+            last = alist[acount[0]]
+            alist[i] = last
+            apos[last] = i
+            apos[loc] = -1
 
 
 @njit(cache=True, inline="always")
@@ -290,12 +322,18 @@ def init_gammas(b: Board, t: PolicyTables, s: Scratch) -> None:
     w = b.info[W]
     bc, head, nxt, libs, gam, lev = b.color, b.head, b.nxt, b.libs, s.gam, s.lev
     lvl, base_g, sa_check, swap, sa_g = t.level, t.base, t.sa_check, t.swap, t.self_atari
+    atari, alist, apos, acount = t.atari, s.alist, s.apos, s.acount
     gam[:] = 0.0
     lev[:] = 0
+    apos[:] = -1
+    acount[0] = 0
     for r in range(size):
         for c in range(size):
             loc = (r + 1) * w + c + 1
-            set_base_at(bc, head, nxt, libs, w, loc, gam, lev, lvl, base_g, sa_check, swap, sa_g)
+            set_base_at(
+                bc, head, nxt, libs, w, loc, gam, lev, lvl, base_g, sa_check, swap, sa_g,
+                atari, alist, apos, acount,
+            )  # fmt: skip
     for r in range(size):
         s.rows[0, r] = _row_sum(gam[0], r, size, w)
         s.rows[1, r] = _row_sum(gam[1], r, size, w)
@@ -303,6 +341,29 @@ def init_gammas(b: Board, t: PolicyTables, s: Scratch) -> None:
 
 
 # ---- point lists ----------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _adjacent(bc, head, w, loc, color):
+    """board.adjacent_strings on unpacked arrays."""
+    h0 = -1
+    h1 = -1
+    h2 = -1
+    h3 = -1
+    for nb in (loc - w, loc - 1, loc + 1, loc + w):
+        if bc[nb] == color:
+            hh = np.int64(head[nb])
+            if hh == h0 or hh == h1 or hh == h2:
+                continue
+            if h0 == -1:
+                h0 = hh
+            elif h1 == -1:
+                h1 = hh
+            elif h2 == -1:
+                h2 = hh
+            else:
+                h3 = hh
+    return h0, h1, h2, h3
 
 
 @njit(cache=True, inline="always")
@@ -332,7 +393,9 @@ def _add_libs(bc, nxt, w, mark, smark, pts, n, h, gen):
 
 
 @njit(cache=True, inline="always")
-def collect_hot(b, bc, head, nxt, libs, w, color, last, ko, mark, smark, pts, gen):
+def collect_hot(
+    bc, head, nxt, libs, w, color, last, ko, mark, smark, pts, gen, lev, atari, alist, na
+):  # fmt: skip
     """List the hot points (module docstring) in pts; return (how many, how many of
     them, listed first, are contiguous to the previous move)."""
     n = 0
@@ -346,9 +409,9 @@ def collect_hot(b, bc, head, nxt, libs, w, color, last, ko, mark, smark, pts, ge
     if last < 0:
         return n, ncont
     opp = 3 - color
-    for h in new_atari_at(b, libs, color, last):
-        if h == -1:
-            continue
+    for h in _adjacent(bc, head, w, last, color):
+        if h == -1 or libs[h] != 1:
+            continue  # not a string in a new atari
         st = h
         while True:
             for nb in (st - w, st - 1, st + 1, st + w):
@@ -359,24 +422,18 @@ def collect_hot(b, bc, head, nxt, libs, w, color, last, ko, mark, smark, pts, ge
             st = nxt[st]
             if st == h:
                 break
-    # the previous move's string; a lone stone's liberties are around it, listed above
-    if bc[last] == opp and b.nstones[head[last]] > 1:
+    # capture 2 and 3: the points next to the previous move's string that capture
+    # (an opponent string in atari next to them, the string itself when in atari)
+    if bc[last] == opp:
         lh = head[last]
-        in_atari = libs[lh] == 1
-        st = lh
-        while True:
-            for nb in (st - w, st - 1, st + 1, st + w):
-                if bc[nb] != EMPTY or mark[nb] == gen:
-                    continue
-                take = in_atari  # capture 2; else capture 3 if nb captures
-                for nb2 in (nb - w, nb - 1, nb + 1, nb + w):
-                    if bc[nb2] == opp and libs[head[nb2]] == 1:
-                        take = True
-                if take:
-                    n = _add(mark, pts, n, nb, gen)
-            st = nxt[st]
-            if st == lh:
-                break
+        for i in range(na):
+            x = alist[i]
+            if mark[x] == gen or (atari[lev[x]] & color) == 0:
+                continue
+            for nb in (x - w, x - 1, x + 1, x + w):
+                if bc[nb] == opp and head[nb] == lh:
+                    n = _add(mark, pts, n, x, gen)
+                    break
     return n, ncont
 
 
@@ -430,15 +487,16 @@ def draw(size, w, ci, gam, rows, rowdelta, hotval, mark, gen, rng):
 def play_and_update(
     b, bc, head, nxt, libs, w, size, move, color, s_gam, s_rows, mark, smark, pts,
     rowmark, rowlist, caps, lev, rowof, lvl, base_g, sa_check, swap, sa_g, gen,
+    atari, alist, apos, acount,
 ):  # fmt: skip
     """Play move (a point, legal) for color and update the base gammas and row sums."""
     opp = 3 - color
     joined_short = False
-    for h in adjacent_strings(b, move, color):
+    for h in _adjacent(bc, head, w, move, color):
         if h != -1 and libs[h] <= 2:
             joined_short = True
     ncap = 0
-    for h in adjacent_strings(b, move, opp):
+    for h in _adjacent(bc, head, w, move, opp):
         if h != -1 and libs[h] == 1:
             st = h
             while True:
@@ -457,17 +515,20 @@ def play_and_update(
     mh = head[move]
     if joined_short or libs[mh] <= 2:
         n = _add_libs(bc, nxt, w, mark, smark, pts, n, mh, gen)
-    for h in adjacent_strings(b, move, opp):
+    for h in _adjacent(bc, head, w, move, opp):
         if h != -1 and libs[h] <= 2:
             n = _add_libs(bc, nxt, w, mark, smark, pts, n, h, gen)
     for k in range(ncap):
-        for h in adjacent_strings(b, caps[k], color):
+        for h in _adjacent(bc, head, w, caps[k], color):
             if h != -1:
                 n = _add_libs(bc, nxt, w, mark, smark, pts, n, h, gen)
     nrows = 0
     for i in range(n):
         p = pts[i]
-        set_base_at(bc, head, nxt, libs, w, p, s_gam, lev, lvl, base_g, sa_check, swap, sa_g)
+        set_base_at(
+            bc, head, nxt, libs, w, p, s_gam, lev, lvl, base_g, sa_check, swap, sa_g,
+            atari, alist, apos, acount,
+        )  # fmt: skip
         r = rowof[p]
         if rowmark[r] != gen:
             rowmark[r] = gen
@@ -488,6 +549,7 @@ def check_gammas(b: Board, color: int, last: int, ko: int, t: PolicyTables, s: S
     gen = s.gen[0]
     ci = color - 1
     bad = 0
+    listed = 0
     for r in range(size):
         for c in range(size):
             p = (r + 1) * w + c + 1
@@ -499,9 +561,17 @@ def check_gammas(b: Board, color: int, last: int, ko: int, t: PolicyTables, s: S
                     bad += 1
             if b.color[p] == EMPTY and s.lev[p] != t.level[light_code(b, p, BLACK)]:
                 bad += 1
+            if (s.apos[p] >= 0) != (b.color[p] == EMPTY and t.atari[s.lev[p]] != 0):
+                bad += 1
+            elif s.apos[p] >= 0:
+                listed += 1
+                if s.alist[s.apos[p]] != p:
+                    bad += 1
         for x in range(2):
             if s.rows[x, r] != _row_sum(s.gam[x], r, size, w):
                 bad += 1
+    if listed != s.acount[0]:
+        bad += 1
     return bad
 
 
@@ -533,7 +603,8 @@ def play_moves(
     mark, smark, rowmark, pts, rowlist, caps = s.mark, s.smark, s.rowmark, s.pts, s.rowlist, s.caps
     lev, rowof = s.lev, s.rowof
     lvl, play_g, base_g, sa_check, swap = t.level, t.play, t.base, t.sa_check, t.swap
-    cap_g, ext_g, sa_g, cont_g, quiet = t.capture, t.extension, t.self_atari, t.contiguity, t.quiet
+    cap_g, ext_g, sa_g, cont_g, atari = t.capture, t.extension, t.self_atari, t.contiguity, t.atari
+    alist, apos, acount = s.alist, s.apos, s.acount
     gen = s.gen[0]
     passes = 0
     n_moves = 0
@@ -543,12 +614,15 @@ def play_moves(
         last = b.info[LAST]
         ko = b.info[KO]
         gen += 1
-        nh, ncont = collect_hot(b, bc, head, nxt, libs, w, color, last, ko, mark, smark, pts, gen)
+        nh, ncont = collect_hot(
+            bc, head, nxt, libs, w, color, last, ko, mark, smark, pts, gen,
+            lev, atari, alist, acount[0],
+        )  # fmt: skip
         for i in range(nh):
             p = pts[i]
-            if p != ko and quiet[lev[p]]:
-                # no string in atari next to p (quiet is the same for both colours'
-                # levels): only contiguity differs from the base gamma, and
+            if p != ko and atari[lev[p]] == 0:
+                # no string in atari next to p: only contiguity differs from the
+                # base gamma, and
                 # multiplying it last rounds as gamma_at does
                 v = gam[ci, p]
                 if i < ncont:
@@ -575,6 +649,7 @@ def play_moves(
             play_and_update(
                 b, bc, head, nxt, libs, w, size, move, color, gam, rows, mark, smark, pts,
                 rowmark, rowlist, caps, lev, rowof, lvl, base_g, sa_check, swap, sa_g, gen,
+                atari, alist, apos, acount,
             )  # fmt: skip
         if n_moves < moves_out.shape[0]:
             moves_out[n_moves] = move
@@ -630,6 +705,9 @@ def pattern_playouts(
     gam0 = s.gam.copy()
     rows0 = s.rows.copy()
     lev0 = s.lev.copy()
+    alist0 = s.alist.copy()
+    apos0 = s.apos.copy()
+    acount0 = s.acount[0]
     owner = np.zeros(size * size, np.int8)
     rng = np.zeros(1, np.uint64)
     no_moves = np.zeros(0, np.int32)
@@ -640,6 +718,9 @@ def pattern_playouts(
         s.gam[:] = gam0
         s.rows[:] = rows0
         s.lev[:] = lev0
+        s.alist[:] = alist0
+        s.apos[:] = apos0
+        s.acount[0] = acount0
         rng[0] = seed_state(seed, g)
         scores[g] = pattern_playout(
             scratch, color, komi, rng, max_moves, t, s, owner, no_moves, False, errors, True

@@ -11,8 +11,9 @@ Terms:
   without the board: playable (board.is_legal up to ko and not playout.is_eye,
   both asked once per level by pattern_playout.code_flags), capture possible
   (an opponent in atari), self-atari possible (no capture and at most one
-  empty orthogonal point, then light.self_atari_at decides), and the level the
-  other colour sees. All of these are the same for the 8 symmetries of a code.
+  empty orthogonal point, then light.self_atari_at decides), the level the
+  other colour sees, and which colour's strings are in atari next to it.
+  All of these are the same for the 8 symmetries of a code.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ def level_masks() -> dict[str, np.ndarray]:
     code_flags(new_board(3), d, legal, eye)
     orth = d[:, :4]
     capture = (orth == S_OPP_ATARI).any(axis=1)
-    quiet = ~capture & ~(orth == S_OWN_ATARI).any(axis=1)
+    # bit 1: an opponent (WHITE for BLACK's code) string in atari, BLACK captures;
+    # bit 2: an own string in atari, WHITE captures; 0: quiet
+    atari = capture.astype(np.uint8) | 2 * (orth == S_OWN_ATARI).any(axis=1).astype(np.uint8)
     playable = legal & ~eye
     sa = playable & ~capture & ((orth == S_EMPTY).sum(axis=1) <= 1)
     swap = raw_to_level[swap_colors(level_codes)]
@@ -68,7 +71,7 @@ def level_masks() -> dict[str, np.ndarray]:
         "capture": pad(capture, False),
         "sa": pad(sa, False),
         "swap": pad(swap.astype(np.int32), 0),
-        "quiet": pad(quiet, False),
+        "atari": pad(atari, 0),
     }
 
 
@@ -160,7 +163,7 @@ class PatternPolicy:
             m["sa"],
             m["swap"],
             *(np.ascontiguousarray(self._level(g), dtype=np.float64) for g in LEVEL_GROUPS[:4]),
-            m["quiet"],
+            m["atari"],
         )
 
     def run_playouts(

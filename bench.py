@@ -22,6 +22,9 @@ def main() -> None:
     p.add_argument("--mm-iters", type=int, default=2, help="MM iterations timed")
     p.add_argument("--owner-games", type=int, default=5, help="games timed by `mc-owner`")
     p.add_argument("--cache-dir", default="cache", help="where `mm` and `fbt` keep their dataset")
+    p.add_argument(
+        "--policy", help="policy.npz of `train.py features=light` for `playout` (default: gammas 1)"
+    )
     a = p.parse_args()
     unknown = set(a.which) - set(ALL)
     if unknown:
@@ -35,6 +38,7 @@ def main() -> None:
         a.mm_iters,
         a.cache_dir,
         owner_games=a.owner_games,
+        policy_path=a.policy,
     )
 
 

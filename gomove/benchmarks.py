@@ -311,19 +311,24 @@ def playout_positions(games: list) -> list[tuple[str, object, int]]:
     return out
 
 
-def bench_playout(games: list, seconds: float = 1.0, repeats: int = 3) -> list[dict]:
-    """Uniform playouts per second on one core, best of ``repeats`` runs of ~``seconds``."""
+def bench_playout(
+    games: list, seconds: float = 1.0, repeats: int = 3, policy=None, label: str = "uniform"
+) -> list[dict]:
+    """Uniform playouts per second on one core, best of ``repeats`` runs of ~``seconds``;
+    with ``policy`` (gomove.play.policy.PatternPolicy) the pattern policy's instead."""
     from gomove.board.board import SIZE, copy_board
     from gomove.play.playout import run_playouts
 
+    runner = run_playouts if policy is None else policy.run_playouts
+    targets = PLAYOUT_TARGETS if policy is None else PATTERN_PLAYOUT_TARGETS
     out = []
     for name, board, to_move in playout_positions(games):
         size = int(board.info[SIZE])
-        run_playouts(board, to_move, 7.5, 4, 0)  # compile
+        runner(board, to_move, 7.5, 4, 0)  # compile
         n = 64
         while True:  # size the run to ~seconds
             t = time.perf_counter()
-            run_playouts(board, to_move, 7.5, n, 1)
+            runner(board, to_move, 7.5, n, 1)
             dt = time.perf_counter() - t
             if dt > seconds / 4:
                 break
@@ -333,15 +338,26 @@ def bench_playout(games: list, seconds: float = 1.0, repeats: int = 3) -> list[d
         for r in range(repeats):
             b = copy_board(board)
             t = time.perf_counter()
-            run_playouts(b, to_move, 7.5, n, 100 + r)
+            runner(b, to_move, 7.5, n, 100 + r)
             best = max(best, n / (time.perf_counter() - t))
-        record = {"bench": "playout", "policy": "uniform", "position": name, "size": size}
+        record = {"bench": "playout", "policy": label, "position": name, "size": size}
         record["playouts_per_s"] = round(best)
-        if name.endswith("empty"):
-            record["target_per_core"] = PLAYOUT_TARGETS[size]
-            record["ok"] = best >= PLAYOUT_TARGETS[size]
+        if name.endswith("empty") and size in targets:
+            record["target_per_core"] = targets[size]
+            record["ok"] = best >= targets[size]
         out.append(emit(record))
     return out
+
+
+def bench_pattern_playout(games: list, policy_path: str | None = None) -> list[dict]:
+    """Pattern-policy playouts per second (gomove/play/pattern_playout.py) on the
+    positions of bench_playout; the policy file of ``train.py features=light``,
+    or all gammas 1 (``neutral``) when none is given."""
+    from gomove.play.policy import PatternPolicy
+
+    if policy_path:
+        return bench_playout(games, policy=PatternPolicy.load(policy_path), label="pattern")
+    return bench_playout(games, policy=PatternPolicy.neutral(), label="pattern (neutral)")
 
 
 def bench_mc_owner(games: list, n_playouts: int = 63) -> list[dict]:
@@ -382,6 +398,7 @@ def run(
     mm_iters: int = 2,
     cache_dir: str = "cache",
     owner_games: int = 5,
+    policy_path: str | None = None,
 ) -> list[dict]:
     path = games_path or default_games_path()
     emit({"bench": "setup", "data": path, "games": n_games})
@@ -398,6 +415,7 @@ def run(
         out += bench_fbt(path, mm_games, cache_dir)
     if "playout" in which:
         out += bench_playout(games)
+        out += bench_pattern_playout(games, policy_path)
     if "mc-owner" in which:
         out += bench_mc_owner(games[:owner_games])
     out.append(emit({"bench": "memory", "peak_rss_mb": round(peak_rss_mb())}))

@@ -10,9 +10,10 @@ Invariants checked:
   interactions on held-out log-likelihood and comes close to the truth;
 - the same config gives the same model; w from MM reproduces MM's probabilities;
 - ``python train.py model=fbt k=5`` / ``sample=10`` / ``model=lfr`` compose as
-  written, and a tiny run of fbt and lfr writes metrics.json, the gamma table,
-  TensorBoard scalars and a checkpoint that ``evaluate_checkpoint`` scores
-  identically and that a 0-epoch run with ``model.init_checkpoint`` reproduces.
+  written, and a tiny run of fbt and lfr (flat and padded engines) writes
+  metrics.json, the gamma table, TensorBoard scalars and a checkpoint that
+  ``evaluate_checkpoint`` scores identically and that a 0-epoch run with
+  ``model.init_checkpoint`` reproduces.
 """
 
 from __future__ import annotations
@@ -291,10 +292,13 @@ def test_fbt_typo_fails_clearly():
         cfg_of(["model=mm", "model.max_iterz=3"])
 
 
-@pytest.mark.parametrize("model", ["fbt", "lfr"])
-def test_train_then_evaluate(games, tmp_path, model):  # noqa: F811
-    """A tiny run writes metrics.json, gammas.md (with |v|) and a checkpoint that
-    rebuilds the model (same k) and scores the test set identically."""
+@pytest.mark.parametrize(
+    "model, extra", [("fbt", []), ("lfr", []), ("fbt", ["model.flat=false", "sample=3"])]
+)
+def test_train_then_evaluate(games, tmp_path, model, extra):  # noqa: F811
+    """A tiny run (the flat engine, and the padded one) writes metrics.json,
+    gammas.md (with |v|) and a checkpoint that rebuilds the model (same k) and
+    scores the test set identically."""
     train, test = games
     common = [
         f"data.train={train}",
@@ -309,6 +313,7 @@ def test_train_then_evaluate(games, tmp_path, model):  # noqa: F811
         "k=4",
         "model.epochs=2",
         "model.batch_size=64",
+        *extra,
     ]
     out = tmp_path / "run"
     metrics = run(cfg_of(common), out)

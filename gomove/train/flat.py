@@ -83,30 +83,8 @@ class FlatTeams:
     def from_dataset(
         cls, ds: Dataset, device: torch.device | str = "cpu", progress: bool = False, **kw
     ) -> FlatTeams:
-        groups = ds.registry.group_names
-        # filled in place, shard by shard: peak memory is the result plus one shard
-        first = ds.load(0)
-        cols = {
-            g: np.empty(ds.n_candidates, dtype=_torch_int(first.columns[g][:0]).dtype)
-            for g in groups
-        }
-        starts = np.zeros(ds.n_positions + 1, dtype=np.int64)
-        winners = np.empty(ds.n_positions, dtype=np.int64)
-        c = p = 0
-        for i in tqdm(range(len(ds.shards)), desc="load shards", disable=not progress):
-            s = first if i == 0 else ds.load(i)
-            n, m = s.n_candidates, s.n_positions
-            for g in groups:
-                cols[g][c : c + n] = s.columns[g]
-            starts[p + 1 : p + m + 1] = s.pos_start[1:] + c
-            winners[p : p + m] = s.winner
-            c, p = c + n, p + m
-        if (c, p) != (ds.n_candidates, ds.n_positions):
-            raise ValueError(
-                f"{ds.path}: shards hold {p} positions / {c} candidates, "
-                f"dataset.json says {ds.n_positions} / {ds.n_candidates}"
-            )
-        return cls([cols[g] for g in groups], starts, winners, ds.registry, device, **kw)
+        levels, starts, winners = load_columns(ds, progress=progress)
+        return cls(levels, starts, winners, ds.registry, device, **kw)
 
     def nbytes(self) -> int:
         if self.engine == "numba":
@@ -203,6 +181,46 @@ class FlatTeams:
                 denom[o : o + s] = torch.from_numpy(part[1:]) * torch.exp(-log_gamma[o : o + s])
                 wins[o : o + s] = torch.bincount(self.win_levels[g], minlength=s + 1)[1:].double()
         return PassStats(wins, denom, float(log_lik), self.n_positions)
+
+
+def load_columns(
+    ds: Dataset, out: Sequence[np.ndarray] | None = None, progress: bool = False
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """A dataset's candidates back to back: (levels, pos_start, winner).
+
+    levels: one array[C] per feature group (registry order), each candidate's
+    level; pos_start: int64[P + 1], position p's candidates are
+    pos_start[p]:pos_start[p + 1]; winner: int64[P], the expert's candidate
+    within its position. out: arrays[C] to fill, one per group (e.g. rows of a
+    stacked matrix); by default new ones in the shards' dtype, uint16 widened
+    to int32 (torch has no uint16). Filled in place, shard by shard: peak
+    memory is the result plus one shard.
+    """
+    groups = ds.registry.group_names
+    first = ds.load(0)
+    if out is None:
+        out = [
+            np.empty(ds.n_candidates, dtype=_torch_int(first.columns[g][:0]).dtype) for g in groups
+        ]
+    if len(out) != len(groups) or any(len(a) != ds.n_candidates for a in out):
+        raise ValueError(f"out: want {len(groups)} arrays of {ds.n_candidates} candidates")
+    starts = np.zeros(ds.n_positions + 1, dtype=np.int64)
+    winners = np.empty(ds.n_positions, dtype=np.int64)
+    c = p = 0
+    for i in tqdm(range(len(ds.shards)), desc="load shards", disable=not progress):
+        s = first if i == 0 else ds.load(i)
+        n, m = s.n_candidates, s.n_positions
+        for col, g in zip(out, groups, strict=True):
+            col[c : c + n] = s.columns[g]
+        starts[p + 1 : p + m + 1] = s.pos_start[1:] + c
+        winners[p : p + m] = s.winner
+        c, p = c + n, p + m
+    if (c, p) != (ds.n_candidates, ds.n_positions):
+        raise ValueError(
+            f"{ds.path}: shards hold {p} positions / {c} candidates, "
+            f"dataset.json says {ds.n_positions} / {ds.n_candidates}"
+        )
+    return list(out), starts, winners
 
 
 def _torch_int(a: np.ndarray) -> np.ndarray:

@@ -131,10 +131,19 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     data = prepare_data(cfg)
     reg = data.extractor.registry
     bs = cfg.data.batch_size
-    if cfg.model.get("flat", False):
-        from gomove.train.flat import FlatTeams
+    flat = cfg.model.get("flat", False)
+    if flat and cfg.model.name != "mm" and device.type != "cpu":
+        log.info("model.flat: the flat FBT/LFR engine is CPU-only; padded batches on %s", device)
+        flat = False
+    if flat:
+        if cfg.model.name == "mm":
+            from gomove.train.flat import FlatTeams
 
-        train_loader = FlatTeams.from_dataset(data.train, device, progress=cfg.progress)
+            train_loader = FlatTeams.from_dataset(data.train, device, progress=cfg.progress)
+        else:
+            from gomove.train.fbt_flat import FlatPositions
+
+            train_loader = FlatPositions.from_dataset(data.train, progress=cfg.progress)
         log.info("training set in memory: %.2f GB", train_loader.nbytes() / 1e9)
     else:
         train_loader = BatchLoader(data.train, batch_size=bs, in_memory=True)

@@ -11,6 +11,13 @@ Terms:
   iterations on the same training data, gomove.train.mm.train_mm); or
   ``init_checkpoint``, a saved mm model (its log-gammas become w) or fbt/lfr
   model (w and, when k matches, v).
+- engine: the data decides. gomove.train.fbt_flat.FlatPositions (what run.py
+  builds when ``flat`` is true, on the CPU) trains by compiled loops over the
+  flat candidates (gomove.train.fbt_flat.FlatSGD); a BatchLoader or a list of
+  Batches by torch over padded batches, on any device. Both minimize the same
+  objective with the same optimizer; the flat engine computes in float64
+  and is several times faster, and there the sampled gradient's backward
+  costs O(S) per position instead of O(M).
 
 Reproducible: the parameters, the shuffling and the sampling draw from
 generators seeded by ``seed``; the same config gives the same model on CPU.
@@ -39,6 +46,8 @@ from gomove.train.report import report_row
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
 
+    from gomove.train.fbt_flat import FlatPositions
+
 log = logging.getLogger(__name__)
 
 Group = tuple[str, int, int]  # (name, offset, size), as in gomove.train.mm
@@ -62,6 +71,8 @@ class SGDConfig:
     sample: 0 for the full gradient, S > 0 for the sampled gradient (fbt only).
     optimizer: "adam" or "sgd" (with ``momentum``, Nesterov when momentum > 0).
     seed: parameters, shuffling, sampling.
+    flat: read by run.py: hold the training set flat and train with the flat
+    engine (CPU only; false, or CUDA: padded batches and torch).
     """
 
     name: str = "fbt"
@@ -82,6 +93,7 @@ class SGDConfig:
     optimizer: str = "adam"
     momentum: float = 0.9
     seed: int = 0
+    flat: bool = True
 
     def validate(self) -> None:
         if self.name not in ("fbt", "lfr"):
@@ -210,7 +222,7 @@ def initial_model(
 
 
 def train_sgd(
-    data: Iterable[Batch],
+    data: Iterable[Batch] | FlatPositions,
     n_features: int,
     cfg: SGDConfig,
     device: torch.device | str = "auto",
@@ -222,66 +234,115 @@ def train_sgd(
 ) -> tuple[FactorizationBT, list[dict[str, Any]]]:
     """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
 
-    data: a BatchLoader (re-made shuffled, see ``shuffled``) or a list of
-    Batches. Row 0 is the start (one no-grad pass); every row has iter (the
-    epoch), loss (the objective: mean loss + L2, averaged over the epoch's
-    batches as training went), log_likelihood (mean log P(expert move) under
-    the softmax, likewise), seconds (training only), lr (at the epoch's end),
-    and val_top1 / val_log_evidence when val_data is given. writer gets
-    train/loss, train/log_likelihood, train/lr, val/top1, val/log_evidence and
-    time/seconds_per_epoch. groups / registry: only for init "mm" on a plain
+    data: FlatPositions (the flat engine, CPU), a BatchLoader (re-made
+    shuffled, see ``shuffled``) or a list of Batches. Row 0 is the start (one
+    no-grad pass); every row has iter (the epoch), loss (the objective: mean
+    loss + L2, averaged over the epoch's batches as training went),
+    log_likelihood (mean log P(expert move) under the softmax, likewise),
+    seconds (training only, wall time), cpu_seconds (the process's CPU time:
+    on a shared machine, the cost without the waiting), lr (at the epoch's
+    end), and val_top1 / val_log_evidence when val_data is given. writer gets
+    train/loss, train/log_likelihood, train/lr, val/top1, val/log_evidence
+    and time/seconds_per_epoch. groups / registry: only for init "mm" on a plain
     list of batches / to check an init_checkpoint's features.
     """
+    from gomove.train.fbt_flat import FlatPositions, FlatSGD
+
     cfg.validate()
     device = resolve_device(device)
     torch.manual_seed(cfg.seed)
-    model = initial_model(cfg, n_features, data, device, groups, registry, progress)
-    batches, n_positions = shuffled(data, cfg)
+    flat = isinstance(data, FlatPositions)
+    if flat and device.type != "cpu":
+        raise ValueError(f"the flat engine runs on the CPU, not {device}: give padded batches")
+    init_data: Any = data
+    if flat and cfg.init == "mm" and not cfg.init_checkpoint:
+        init_data = data.teams()
+        if groups is None and data.registry is not None:
+            reg = data.registry
+            groups = [
+                (g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)
+            ]
+    model = initial_model(cfg, n_features, init_data, device, groups, registry, progress)
+    del init_data
+    steps: FlatSGD | _PaddedSteps
+    if flat:
+        steps = FlatSGD(model, data, cfg)
+        n_positions = data.n_positions
+    else:
+        steps = _PaddedSteps(model, data, cfg, device)
+        n_positions = steps.n_positions
     if n_positions == 0:
         raise ValueError("no training positions")
-    sample_gen = torch.Generator(device=device).manual_seed(cfg.seed)
-    params = [model.w, model.v]
-    if cfg.optimizer == "adam":
-        opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=cfg.lr)
-    else:
-        opt = torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, nesterov=cfg.momentum > 0)
 
-    t0 = time.perf_counter()
-    start_cfg = replace(cfg, sample=0)  # the sampled loss's objective is the full one
-    with torch.no_grad():
-        sums = _Sums()
-        for batch in batches:
-            sums.add(batch_loss(model, batch.to(device), start_cfg, sample_gen))
-    history = [sums.row(0, time.perf_counter() - t0, cfg.lr * lr_factor(cfg, 0))]
+    t0, c0 = time.perf_counter(), time.process_time()
+    sums = _Sums()
+    for batch in steps:
+        sums.add(*steps.measure(batch))
+    history = [sums.row(0, t0, c0, cfg.lr * lr_factor(cfg, 0))]
     _report(history[-1], model, val_data, device, writer)
 
     bar = tqdm(range(1, cfg.epochs + 1), desc=cfg.name.upper(), disable=not progress)
     seen = 0
     for epoch in bar:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         sums = _Sums()
-        for batch in batches:
+        for batch in steps:
             lr = cfg.lr * lr_factor(cfg, seen / n_positions)
-            for group in opt.param_groups:
-                group["lr"] = lr
-            out = batch_loss(model, batch.to(device), cfg, sample_gen)
-            if not math.isfinite(float(out.objective)):
+            objective, log_lik, n = steps.step(batch, lr)
+            if not math.isfinite(objective):
                 raise FloatingPointError(
                     f"non-finite loss in epoch {epoch} at lr {lr:.3g}: training diverged, "
                     "lower model.lr"
                 )
-            opt.zero_grad(set_to_none=True)
-            out.loss.backward()
-            opt.step()
-            sums.add(out)
-            seen += out.n
-        row = sums.row(epoch, time.perf_counter() - t0, lr)
+            sums.add(objective, log_lik, n)
+            seen += n
+        row = sums.row(epoch, t0, c0, lr)
         history.append(row)
         _report(row, model, val_data, device, writer)
         bar.set_postfix(loss=f"{row['loss']:.4f}", ll=f"{row['log_likelihood']:.4f}")
     bar.close()
     model.eval()
     return model, history
+
+
+class _PaddedSteps:
+    """The padded path: torch losses over Batches, autograd and torch.optim, any device.
+
+    Iterating gives one epoch of Batches; ``measure`` and ``step`` return
+    (objective, sum of log P(expert move), positions) as FlatSGD's do.
+    """
+
+    def __init__(
+        self, model: FactorizationBT, data: Iterable[Batch], cfg: SGDConfig, device: torch.device
+    ) -> None:
+        self.model, self.cfg, self.device = model, cfg, device
+        self.batches, self.n_positions = shuffled(data, cfg)
+        self.sample_gen = torch.Generator(device=device).manual_seed(cfg.seed)
+        self.start_cfg = replace(cfg, sample=0)  # the sampled loss's objective is the full one
+        params = [model.w, model.v]
+        if cfg.optimizer == "adam":
+            self.opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=cfg.lr)
+        else:
+            self.opt = torch.optim.SGD(
+                params, lr=cfg.lr, momentum=cfg.momentum, nesterov=cfg.momentum > 0
+            )
+
+    def __iter__(self):
+        return iter(self.batches)
+
+    def measure(self, batch: Batch) -> tuple[float, float, int]:
+        with torch.no_grad():
+            out = batch_loss(self.model, batch.to(self.device), self.start_cfg, self.sample_gen)
+        return float(out.objective), float(out.log_lik), out.n
+
+    def step(self, batch: Batch, lr: float) -> tuple[float, float, int]:
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+        out = batch_loss(self.model, batch.to(self.device), self.cfg, self.sample_gen)
+        self.opt.zero_grad(set_to_none=True)
+        out.loss.backward()
+        self.opt.step()
+        return float(out.objective), float(out.log_lik), out.n
 
 
 class _Sums:
@@ -292,18 +353,20 @@ class _Sums:
         self.log_lik = 0.0
         self.n = 0
 
-    def add(self, out: Loss) -> None:
-        self.objective += float(out.objective) * out.n
-        self.log_lik += float(out.log_lik)
-        self.n += out.n
+    def add(self, objective: float, log_lik: float, n: int) -> None:
+        self.objective += objective * n
+        self.log_lik += log_lik
+        self.n += n
 
-    def row(self, it: int, seconds: float, lr: float) -> dict[str, Any]:
+    def row(self, it: int, t0: float, c0: float, lr: float) -> dict[str, Any]:
+        """The history row of an epoch that began at perf_counter t0, process_time c0."""
         n = max(self.n, 1)
         return {
             "iter": it,
             "loss": self.objective / n,
             "log_likelihood": self.log_lik / n,
-            "seconds": seconds,
+            "seconds": time.perf_counter() - t0,
+            "cpu_seconds": time.process_time() - c0,
             "lr": lr,
         }
 

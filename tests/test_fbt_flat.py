@@ -1,0 +1,287 @@
+"""The flat FBT/LFR engine (gomove.train.fbt_flat) against autograd and torch.optim.
+
+Invariants checked:
+- the kernel's loss, log-likelihood and gradient (chain rule and L2 included)
+  equal autograd of fbt_loss / lfr_loss on the same positions (float64), with
+  a group of >= 256 levels (the wide level array) and one-candidate positions;
+- the sampled estimator is, for given uniforms, the gradient of the surrogate
+  mean E(draws) - E(winner) with the draws found by inverse CDF; and it is
+  unbiased: its mean over many draws is the full gradient within 4 standard
+  errors, and a deliberately wrong sampler fails that check;
+- Adam and SGD (Nesterov) steps equal torch.optim's on the same batches;
+- train_sgd on FlatPositions is reproducible (bitwise, same seed) and lowers
+  the loss; init "mm" goes through FlatTeams over the same arrays;
+- FlatPositions.from_dataset holds what the padded loader yields, and the
+  same model scores both alike;
+- ``model=fbt`` / ``model=lfr`` select the flat engine (``model.flat``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from test_fbt import random_fbt
+from test_mm import make_data, make_groups, random_log_gamma
+from test_mm_flat import ds  # noqa: F401  (a fixture: 8 random 9x9 games)
+from test_train import cfg_of
+from torch.testing import assert_close
+
+from gomove.data.batch import Batch
+from gomove.data.loader import BatchLoader
+from gomove.models.fbt import FactorizationBT, fbt_loss, lfr_loss
+from gomove.train.fbt_flat import FlatPositions, FlatSGD
+from gomove.train.run import sgd_config
+from gomove.train.sgd import SGDConfig, train_sgd
+
+SIZES = (3, 4, 2, 300)  # the last group is held in the wide (uint16) array
+
+
+def flat_of(batches: list[Batch], groups) -> FlatPositions:
+    """The positions of padded batches as FlatPositions (level = index - offset + 1)."""
+    levels: list[list[np.ndarray]] = [[] for _ in groups]
+    starts, winners = [0], []
+    for b in batches:
+        for j in range(len(b)):
+            m = int(b.mask[j].sum())
+            for g, (_, offset, _) in enumerate(groups):
+                f = b.feat[j, :m, g]
+                levels[g].append(torch.where(f > 0, f - offset + 1, 0).numpy())
+            starts.append(starts[-1] + m)
+            winners.append(int(b.winner[j]))
+    return FlatPositions.from_levels(
+        [np.concatenate(lv) for lv in levels],
+        [o for _, o, _ in groups],
+        [s for _, _, s in groups],
+        np.array(starts),
+        np.array(winners),
+    )
+
+
+def problem(seed: int, n_batches: int = 1, batch_size: int = 7, k: int = 3):
+    groups = make_groups(list(SIZES))
+    n_features = 1 + sum(SIZES)
+    lg = random_log_gamma(n_features, seed)
+    batches = make_data(lg, groups, n_batches, batch_size, 9, seed)
+    return groups, n_features, batches, flat_of(batches, groups)
+
+
+def padded(batches: list[Batch]) -> Batch:
+    """One Batch of all positions (padded to the largest M)."""
+    m = max(b.feat.shape[1] for b in batches)
+
+    def pad(t: torch.Tensor) -> torch.Tensor:
+        widths = (0, 0, 0, m - t.shape[1]) if t.dim() == 3 else (0, m - t.shape[1])
+        return torch.nn.functional.pad(t, widths)
+
+    return Batch(
+        torch.cat([pad(b.feat) for b in batches]),
+        torch.cat([pad(b.mask) for b in batches]),
+        *(torch.cat([getattr(b, f) for b in batches]) for f in ("winner", "game", "move")),
+    )
+
+
+def grads_by_sgd_step(model: FactorizationBT, flat: FlatPositions, cfg: SGDConfig, pos, unif=None):
+    """One flat step of plain SGD at lr 1: the parameters move by minus their gradient."""
+    w0, v0 = model.w.detach().clone(), model.v.detach().clone()
+    engine = FlatSGD(model, flat, SGDConfig(**{**vars(cfg), "optimizer": "sgd", "momentum": 0.0}))
+    objective, log_lik, n = engine.step(pos, 1.0, unif)
+    return objective, log_lik, n, w0 - model.w.detach(), v0 - model.v.detach()
+
+
+@pytest.mark.parametrize("name", ["fbt", "lfr"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_loss_and_gradient_equal_autograd(name, seed):
+    """Objective (mean loss + L2), sum of log P(expert) and dL/dw, dL/dv equal
+    autograd's on the same positions, in a shuffled order; the none row is untouched."""
+    groups, n_features, batches, flat = problem(seed, n_batches=2)
+    batch = padded(batches)
+    assert flat.levw.shape[1] == 1 and flat.levw.dtype == np.uint16
+    pos = np.random.default_rng(seed).permutation(flat.n_positions)
+    cfg = SGDConfig(name=name, k=3, lambda_w=0.01, lambda_v=0.02)
+    ref = random_fbt(n_features, 3, seed)
+    loss_fn = lfr_loss if name == "lfr" else fbt_loss
+    want = loss_fn(ref, batch.feat, batch.mask, batch.winner, 0.01, 0.02)
+    want.loss.backward()
+    model = random_fbt(n_features, 3, seed)
+    objective, log_lik, n, gw, gv = grads_by_sgd_step(model, flat, cfg, pos)
+    assert n == len(batch)
+    assert_close(objective, float(want.objective))
+    assert_close(log_lik, float(want.log_lik))
+    assert_close(gw, ref.w.grad)
+    assert_close(gv, ref.v.grad)
+    assert gw[0] == 0 and bool((gv[0] == 0).all())
+
+
+def test_sampled_gradient_equals_surrogate():
+    """For given uniforms, the sampled step's gradient is autograd's of the surrogate
+    1/S sum_i E(m_i) - E(winner) (+ L2), m_i the inverse-CDF draws from P, found
+    here by searchsorted; the uniforms' order does not matter."""
+    groups, n_features, batches, flat = problem(7, n_batches=2)
+    batch = padded(batches)
+    n, s = len(batch), 6
+    unif = np.random.default_rng(7).random((n, s))
+    ref = random_fbt(n_features, 3, 7)
+    with torch.no_grad():
+        p = ref.log_probs(batch.feat, batch.mask).exp().numpy()
+    picks = torch.tensor(
+        np.array(
+            [
+                np.minimum(
+                    np.searchsorted(np.cumsum(p[b]), unif[b] * p[b].sum(), side="right"),
+                    int(batch.mask[b].sum()) - 1,
+                )
+                for b in range(n)
+            ]
+        )
+    )
+    rows = torch.arange(n)
+    e_pick = ref.team_strength(batch.feat[rows.unsqueeze(1), picks])
+    e_win = ref.team_strength(batch.feat[rows, batch.winner])
+    loss = (e_pick.mean(1) - e_win).mean() + ref.l2(0.01, 0.02)
+    loss.backward()
+    cfg = SGDConfig(k=3, sample=s, lambda_w=0.01, lambda_v=0.02)
+    for order in (unif, unif[:, ::-1]):
+        model = random_fbt(n_features, 3, 7)
+        _, _, _, gw, gv = grads_by_sgd_step(model, flat, cfg, np.arange(n), order.copy())
+        assert_close(gw, ref.w.grad)
+        assert_close(gv, ref.v.grad)
+
+
+def table_grads(engine: FlatSGD, pos, unif_fn, n_draws: int) -> np.ndarray:
+    out = []
+    for _ in range(n_draws):
+        engine.loss_grad(pos, unif_fn())
+        out.append(engine.grad.ravel().copy())
+    return np.stack(out)
+
+
+def test_sampled_estimator_is_unbiased():
+    """Mean of N sampled table gradients (S = 3) is within 4 standard errors of the
+    full one in every coordinate; uniforms squared (a sampler biased towards the
+    first candidates) fail the same check; the objective is the full loss."""
+    groups, n_features, batches, flat = problem(5, batch_size=5)
+    pos = np.arange(flat.n_positions)
+    model = random_fbt(n_features, 3, 5)
+    full = FlatSGD(model, flat, SGDConfig(k=3))
+    full_ll, _ = full.loss_grad(pos)
+    g = full.grad.ravel().copy()
+    sampled = FlatSGD(model, flat, SGDConfig(k=3, sample=3))
+    rng = np.random.default_rng(0)
+    ll, loss = sampled.loss_grad(pos, rng.random((len(pos), 3)))
+    assert ll == full_ll and loss == -full_ll
+
+    def z_max(unif_fn) -> tuple[float, float]:
+        d = table_grads(sampled, pos, unif_fn, 3000)
+        se = d.std(0) / math.sqrt(len(d))
+        return float((np.abs(d.mean(0) - g) / (se + 1e-12)).max()), float(se.max())
+
+    z, se = z_max(lambda: rng.random((len(pos), 3)))
+    assert z <= 4.0, z
+    assert se < 0.02  # the check has teeth
+    z_wrong, _ = z_max(lambda: rng.random((len(pos), 3)) ** 2)
+    assert z_wrong > 8.0, z_wrong
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"name": "lfr"}, {"optimizer": "sgd"}, {"optimizer": "sgd", "momentum": 0.0}],
+)
+def test_steps_equal_torch_optim(extra):
+    """Three steps on fixed mini-batches give the parameters that autograd and
+    torch.optim (Adam / Nesterov SGD / plain SGD) give, L2 included."""
+    groups, n_features, batches, flat = problem(3, n_batches=3)
+    cfg = SGDConfig(k=3, lr=0.05, lambda_w=0.01, lambda_v=0.02, **extra)
+    model = random_fbt(n_features, 3, 3)
+    ref = random_fbt(n_features, 3, 3)
+    engine = FlatSGD(model, flat, cfg)
+    if cfg.optimizer == "adam":
+        opt: torch.optim.Optimizer = torch.optim.Adam([ref.w, ref.v], lr=cfg.lr)
+    else:
+        opt = torch.optim.SGD(
+            [ref.w, ref.v], lr=cfg.lr, momentum=cfg.momentum, nesterov=cfg.momentum > 0
+        )
+    loss_fn = lfr_loss if cfg.name == "lfr" else fbt_loss
+    start = 0
+    for b in batches:
+        pos = np.arange(start, start + len(b))
+        start += len(b)
+        objective, _, _ = engine.step(pos, cfg.lr)
+        out = loss_fn(ref, b.feat, b.mask, b.winner, cfg.lambda_w, cfg.lambda_v)
+        opt.zero_grad()
+        out.loss.backward()
+        opt.step()
+        assert_close(objective, float(out.objective))
+    assert_close(model.w, ref.w)
+    assert_close(model.v, ref.v)
+
+
+@pytest.mark.parametrize(
+    "extra", [{}, {"sample": 4}, {"name": "lfr"}, {"optimizer": "sgd"}, {"k": 0}]
+)
+def test_flat_training_reproducible(extra):
+    """Two runs of one config give bitwise the same parameters and history, and
+    the training loss goes down."""
+    groups, n_features, batches, flat = problem(0, n_batches=4, batch_size=16)
+    cfg = SGDConfig(**{"k": 3, "epochs": 3, "batch_size": 8, "lr": 0.05, **extra})
+    a, ha = train_sgd(flat, n_features, cfg, device="cpu", progress=False)
+    b, hb = train_sgd(flat, n_features, cfg, device="cpu", progress=False)
+    assert_close(a.w, b.w, rtol=0, atol=0)
+    assert_close(a.v, b.v, rtol=0, atol=0)
+    assert [h["loss"] for h in ha] == [h["loss"] for h in hb]
+    assert ha[-1]["loss"] < ha[0]["loss"]
+    c, _ = train_sgd(flat, n_features, SGDConfig(**{**vars(cfg), "seed": 1}), "cpu", progress=False)
+    assert not torch.equal(a.w, c.w)
+
+
+def test_from_dataset_equals_loader(ds):  # noqa: F811
+    """from_dataset holds every position's candidates as the padded loader does
+    (global indices), and a model's loss over both agrees; init "mm" works flat."""
+    flat = FlatPositions.from_dataset(ds)
+    reg = ds.registry
+    assert flat.n_positions == ds.n_positions and flat.n_candidates == ds.n_candidates
+    assert flat.min_features <= reg.n_features
+    levels = flat.levels()
+    p = 0
+    for batch in BatchLoader(ds, batch_size=50):
+        for j in range(len(batch)):
+            lo, hi = flat.pos_start[p], flat.pos_start[p + 1]
+            feat = np.stack(
+                [
+                    np.where(lv[lo:hi] > 0, lv[lo:hi].astype(np.int64) + o - 1, 0)
+                    for lv, o in zip(levels, reg.offsets)
+                ],
+                axis=1,
+            )
+            np.testing.assert_array_equal(feat, batch.feat[j, : hi - lo].numpy())
+            assert flat.winner[p] == int(batch.winner[j])
+            p += 1
+    model = random_fbt(reg.n_features, 4, 0, scale=0.3)
+    engine = FlatSGD(model, flat, SGDConfig(k=4))
+    ll, _ = engine.loss_grad(np.arange(flat.n_positions), backward=False)
+    want = sum(
+        float(fbt_loss(model, b.feat, b.mask, b.winner).log_lik) for b in BatchLoader(ds, 64)
+    )
+    assert ll == pytest.approx(want, rel=1e-10)
+    cfg = SGDConfig(k=2, epochs=0, init="mm", mm_iters=2, init_std=0.0)
+    _, h_flat = train_sgd(flat, reg.n_features, cfg, "cpu", progress=False)
+    _, h_pad = train_sgd(BatchLoader(ds, 64), reg.n_features, cfg, "cpu", progress=False)
+    assert h_flat[0]["log_likelihood"] == pytest.approx(h_pad[0]["log_likelihood"], rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    "overrides, flat",
+    [
+        (["model=fbt"], True),
+        (["model=fbt", "sample=10"], True),
+        (["model=lfr"], True),
+        (["model=fbt", "model.flat=false"], False),
+    ],
+)
+def test_config_selects_engine(overrides, flat):
+    """``model.flat`` is on for fbt and lfr unless overridden, and passes the schema."""
+    cfg = cfg_of(overrides)
+    assert cfg.model.flat is flat
+    assert sgd_config(cfg).flat is flat

@@ -237,30 +237,42 @@ def bench_fbt(
     min_count: int = 10,
     k: int = 10,
     batch_size: int | None = None,
+    engines: tuple[str, ...] = ("flat", "padded"),
 ) -> list[dict]:
     """FBT training speed, positions (and candidates) per second over one SGD epoch:
-    full gradient and sampled (S = 10), and LFR; CPU and CUDA when present.
+    full gradient, sampled (S = 10, 30) and LFR, on the flat engine (CPU,
+    gomove.train.fbt_flat) and the padded torch path (CPU, and CUDA when
+    present). The epoch's time excludes loading and the untimed first pass.
     batch_size: positions per step (None: SGDConfig's default)."""
     import torch
 
     from gomove.data.loader import BatchLoader
+    from gomove.train.fbt_flat import FlatPositions
     from gomove.train.sgd import SGDConfig, train_sgd
 
     ds = bench_dataset(path, n_games, cache_dir, min_count)
     batch_size = batch_size or SGDConfig().batch_size
-    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    runs = [("flat", "cpu")] if "flat" in engines else []
+    if "padded" in engines:
+        runs += [("padded", "cpu")] + ([("padded", "cuda")] if torch.cuda.is_available() else [])
     out = []
-    for device in devices:
-        for name, sample in (("fbt", 0), ("fbt", 10), ("lfr", 0)):
+    for engine, device in runs:
+        if engine == "flat":
+            t0 = time.perf_counter()
+            data = FlatPositions.from_dataset(ds)
+            load_s = time.perf_counter() - t0
+        else:
+            data, load_s = BatchLoader(ds, batch_size=batch_size, in_memory=True), None
+        for name, sample in (("fbt", 0), ("fbt", 10), ("fbt", 30), ("lfr", 0)):
             cfg = SGDConfig(name=name, k=k, sample=sample, epochs=1, batch_size=batch_size)
-            loader = BatchLoader(ds, batch_size=batch_size, in_memory=True)
-            # row 0 of the history is an untimed pass that also reads the shards into memory
-            _, hist = train_sgd(loader, ds.registry.n_features, cfg, device=device, progress=False)
+            # row 0 of the history is an untimed pass (that also reads the shards into memory)
+            _, hist = train_sgd(data, ds.registry.n_features, cfg, device=device, progress=False)
             sec = hist[1]["seconds"]
             out.append(
                 emit(
                     {
                         "bench": "fbt",
+                        "engine": engine,
                         "model": name,
                         "sample": sample,
                         "k": k,
@@ -273,14 +285,17 @@ def bench_fbt(
                         "seconds_per_epoch": round(sec, 3),
                         "positions_per_s": round(ds.n_positions / sec),
                         "candidates_per_s": round(ds.n_candidates / sec),
+                        "load_seconds": None if load_s is None else round(load_s, 2),
                         "threads": torch.get_num_threads(),
                     }
                 )
             )
+        del data
     return out
 
 
 PLAYOUT_TARGETS = {9: 20_000, 19: 5_000}  # uniform, from the empty board, per core
+PATTERN_PLAYOUT_TARGETS = {19: 3_700}  # Coulom 2007, 4.3: Crazy Stone's 19x19 rate
 
 
 def playout_positions(games: list) -> list[tuple[str, object, int]]:

@@ -1,6 +1,7 @@
 """Reproduce the model comparison table of docs/results.md in one command.
 
     python scripts/results_table.py --games 1000 --jobs 2 --out runs/table
+    python scripts/results_table.py --jobs 1 --repeat 2 --rows "FBT k=10" "FBT k=10, S=30"
 
 Runs ``train.py`` once per row on the standard split of ../shared/data
 (``data=tygem``: the first N training games of 2006-01.., validation on 100
@@ -8,17 +9,29 @@ games of 2006-05, test on the first 500 games of 2006-06), the first row alone
 so that it builds the shared dataset cache, the others ``--jobs`` at a time,
 each with one torch thread. Prints the table as markdown and writes it to
 ``OUT/table.md``; each row's run directory keeps its metrics.json and plots.
+
+Columns: training time is the whole ``train_model`` call (start pass and
+validation after every epoch included); "epochs" sums the history's
+per-epoch wall seconds, the optimization alone, "epochs, CPU" their CPU
+seconds (less sensitive to other jobs on a shared machine); load is the
+range of the 1-minute load average at the rows' starts and ends. With
+``--repeat R`` the rows run R rounds, one row after the other, and each
+figure is the median (and range) over the rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,6 +45,9 @@ ROWS = [
     ("FBT k=10, S=10", ["model=fbt", "k=10", "sample=10"]),
     ("FBT k=10, S=20", ["model=fbt", "k=10", "sample=20"]),
     ("FBT k=10, S=30", ["model=fbt", "k=10", "sample=30"]),
+    # the padded torch path (the only one on CUDA) for reference
+    ("FBT k=10, padded", ["model=fbt", "k=10", "model.flat=false"]),
+    ("FBT k=10, S=30, padded", ["model=fbt", "k=10", "sample=30", "model.flat=false"]),
 ]
 
 
@@ -39,8 +55,8 @@ def slug(name: str) -> str:
     return name.lower().replace(" ", "").replace(",", "-").replace("=", "")
 
 
-def run_row(name: str, overrides: list[str], args: argparse.Namespace) -> dict:
-    out = Path(args.out).resolve() / slug(name)
+def run_row(name: str, overrides: list[str], args: argparse.Namespace, rnd: int = 0) -> dict:
+    out = Path(args.out).resolve() / (slug(name) + (f"-r{rnd}" if rnd else ""))
     cmd = [
         sys.executable,
         "train.py",
@@ -53,22 +69,39 @@ def run_row(name: str, overrides: list[str], args: argparse.Namespace) -> dict:
         *args.extra,
     ]
     t = time.perf_counter()
-    with open(out.parent / f"{slug(name)}.log", "w") as log:
+    load = os.getloadavg()[0]
+    with open(out.parent / f"{out.name}.log", "w") as log:
         subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=True)
     metrics = json.loads((out / "metrics.json").read_text())
     metrics["wall_seconds"] = time.perf_counter() - t
+    metrics["load"] = (load, os.getloadavg()[0])
+    history = torch.load(out / "model.pt", map_location="cpu", weights_only=False)["history"]
+    metrics["epoch_seconds"] = sum(h["seconds"] for h in history[1:])
+    metrics["epoch_cpu_seconds"] = sum(h.get("cpu_seconds", float("nan")) for h in history[1:])
     return metrics
 
 
-def table(results: dict[str, dict], games: int) -> str:
+def _spread(values: list[float], fmt: str) -> str:
+    """One value, or the median and the range of several (rounds)."""
+    lo, mid, hi = (fmt.format(x) for x in (min(values), statistics.median(values), max(values)))
+    return mid if lo == hi else f"{mid} ({lo} to {hi})"
+
+
+def table(results: dict[str, list[dict]], games: int) -> str:
     lines = [
-        f"| model ({games} training games) | top-1 | log-evidence | training time |",
-        "|---|---|---|---|",
+        f"| model ({games} training games) | top-1 | log-evidence | training time "
+        "| epochs | epochs, CPU | load |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for name, m in results.items():
+    for name, ms in results.items():
+        loads = [x for r in ms for x in r["load"]]
         lines.append(
-            f"| {name} | {100 * m['top1']:.2f}% | {m['log_evidence']:.3f} "
-            f"| {m['train_seconds']:.0f} s |"
+            f"| {name} | {_spread([100 * r['top1'] for r in ms], '{:.2f}')}% "
+            f"| {_spread([r['log_evidence'] for r in ms], '{:.3f}')} "
+            f"| {_spread([r['train_seconds'] for r in ms], '{:.0f}')} s "
+            f"| {_spread([r['epoch_seconds'] for r in ms], '{:.0f}')} s "
+            f"| {_spread([r['epoch_cpu_seconds'] for r in ms], '{:.0f}')} s "
+            f"| {min(loads):.1f}-{max(loads):.1f} |"
         )
     return "\n".join(lines)
 
@@ -79,17 +112,26 @@ def main() -> None:
     p.add_argument("--jobs", type=int, default=2, help="rows trained at once")
     p.add_argument("--out", default="runs/table", help="folder of the run directories")
     p.add_argument("--rows", nargs="*", help="only these rows (names as in the table)")
+    p.add_argument(
+        "--repeat", type=int, default=1, help="rounds of all rows (times: median and range)"
+    )
     p.add_argument("extra", nargs="*", help="more train.py overrides for every row")
     args = p.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
+    unknown = set(args.rows or []) - {r[0] for r in ROWS}
+    if unknown:
+        p.error(f"unknown rows {sorted(unknown)}; choose from {[r[0] for r in ROWS]}")
     rows = [r for r in ROWS if not args.rows or r[0] in args.rows]
-    results: dict[str, dict] = {}
-    first, rest = rows[0], rows[1:]
-    results[first[0]] = run_row(*first, args)  # builds the dataset cache alone
-    with ThreadPoolExecutor(args.jobs) as pool:
-        done = pool.map(lambda r: (r[0], run_row(*r, args)), rest)
-        results.update(dict(done))
-    text = table({r[0]: results[r[0]] for r in rows}, args.games)
+    results: dict[str, list[dict]] = {r[0]: [] for r in rows}
+    for rnd in range(args.repeat):
+        todo = rows
+        if rnd == 0:  # the first row alone: it builds the dataset cache
+            results[rows[0][0]].append(run_row(*rows[0], args))
+            todo = rows[1:]
+        with ThreadPoolExecutor(args.jobs) as pool:
+            for name, m in pool.map(lambda r, rnd=rnd: (r[0], run_row(*r, args, rnd)), todo):
+                results[name].append(m)
+    text = table(results, args.games)
     (Path(args.out) / "table.md").write_text(text + "\n")
     print(text)
 

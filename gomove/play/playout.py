@@ -251,9 +251,6 @@ def restore_board(dst: Board, src: Board) -> None:
     dst.hist[:] = src.hist
 
 
-_restore = restore_board  # the old private name
-
-
 @njit(cache=True)
 def playouts(
     b: Board,
@@ -288,6 +285,16 @@ def default_max_moves(size: int) -> int:
     return 3 * size * size
 
 
+def check_playout_args(board: Board, color: int, n: int, max_moves: int | None) -> tuple[int, int]:
+    """Clear errors for bad arguments of a run of playouts; returns (size, max_moves)."""
+    if color not in (BLACK, WHITE):
+        raise ValueError(f"color must be BLACK or WHITE, not {color}")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, not {n}")
+    size = int(board.info[SIZE])
+    return size, default_max_moves(size) if max_moves is None else max_moves
+
+
 def run_playouts(
     board: Board,
     color: int,
@@ -302,13 +309,7 @@ def run_playouts(
     owner_counts: int64[3, size, size], [owner, row, col] in sgfmill order,
     summing to n over owner at every point).
     """
-    if color not in (BLACK, WHITE):
-        raise ValueError(f"color must be BLACK or WHITE, not {color}")
-    if n < 0:
-        raise ValueError(f"n must be >= 0, not {n}")
-    size = int(board.info[SIZE])
-    if max_moves is None:
-        max_moves = default_max_moves(size)
+    size, max_moves = check_playout_args(board, color, n, max_moves)
     counts = np.zeros((3, size * size), np.int64)
     scores = playouts(
         board, int(color), float(komi), int(n), np.uint64(seed % 2**64), int(max_moves), counts

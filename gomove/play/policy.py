@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gomove.board.board import BLACK, SIZE, WHITE, Board, new_board
+from gomove.board.board import Board, new_board
 from gomove.data.atomic import atomic_save_npz
 from gomove.features.light import (
     CAPTURE_OTHER,
@@ -39,7 +39,7 @@ from gomove.features.light import (
 )
 from gomove.features.registry import Registry
 from gomove.play.pattern_playout import PolicyTables, code_flags, pattern_playouts
-from gomove.play.playout import default_max_moves
+from gomove.play.playout import check_playout_args
 
 POLICY_VERSION = 1
 LEVEL_GROUPS = ("capture", "extension", "self_atari", "contiguity", "pass")
@@ -179,13 +179,7 @@ class PatternPolicy:
 
         Returns (scores float64[n], owner_counts int64[3, size, size]).
         """
-        if color not in (BLACK, WHITE):
-            raise ValueError(f"color must be BLACK or WHITE, not {color}")
-        if n < 0:
-            raise ValueError(f"n must be >= 0, not {n}")
-        size = int(board.info[SIZE])
-        if max_moves is None:
-            max_moves = default_max_moves(size)
+        size, max_moves = check_playout_args(board, color, n, max_moves)
         counts = np.zeros((3, size * size), np.int64)
         scores = pattern_playouts(
             board,

@@ -41,6 +41,8 @@ from numba import njit
 
 from gomove.board.board import (
     EMPTY,
+    LAST,
+    SIZE,
     TO_MOVE,
     WALL,
     Board,
@@ -274,7 +276,7 @@ def extract_light_game(
     level of the canonical code (raw_to_level). A position whose move is not
     among its candidates gets winner -1 and no rows. Returns the positions kept.
     """
-    npts = b.info[0] * b.info[0] + 1
+    npts = b.info[SIZE] * b.info[SIZE] + 1
     cands = np.empty(npts, dtype=np.int64)
     total = 0
     kept = 0
@@ -293,7 +295,7 @@ def extract_light_game(
                 break
         winner[i] = w
         if w >= 0:
-            last = b.info[5]
+            last = b.info[LAST]
             for j in range(n):
                 row = total + j
                 cand_out[row] = cands[j]

@@ -115,16 +115,16 @@ def _next_gen(b: Board) -> int:
     return b.info[MARKGEN]
 
 
-@njit(cache=True)
-def adjacent_strings(b: Board, loc: int, color: int) -> tuple[int, int, int, int]:
-    """Heads of the distinct strings of color touching loc, -1 for the unused slots."""
+@njit(cache=True, inline="always")
+def adjacent_heads(bc, head, w: int, loc: int, color: int) -> tuple[int, int, int, int]:
+    """adjacent_strings on the board's arrays (bc = b.color), for the kernels that unpack them."""
     h0 = -1
     h1 = -1
     h2 = -1
     h3 = -1
-    for nb in neighbours(b, loc):
-        if b.color[nb] == color:
-            hh = b.head[nb]
+    for nb in (loc - w, loc - 1, loc + 1, loc + w):
+        if bc[nb] == color:
+            hh = np.int64(head[nb])
             if hh == h0 or hh == h1 or hh == h2:
                 continue
             if h0 == -1:
@@ -136,6 +136,12 @@ def adjacent_strings(b: Board, loc: int, color: int) -> tuple[int, int, int, int
             else:
                 h3 = hh
     return h0, h1, h2, h3
+
+
+@njit(cache=True)
+def adjacent_strings(b: Board, loc: int, color: int) -> tuple[int, int, int, int]:
+    """Heads of the distinct strings of color touching loc, -1 for the unused slots."""
+    return adjacent_heads(b.color, b.head, b.info[W], loc, color)
 
 
 @njit(cache=True)
@@ -179,44 +185,107 @@ def string_libs(b: Board, h: int, out: np.ndarray) -> int:
     return min(n, out.shape[0])
 
 
-@njit(cache=True)
-def _merge(b: Board, a: int, c: int) -> int:
-    """Merge the strings with heads a and c; return the surviving head."""
-    if b.nstones[a] < b.nstones[c]:
+# ---- moves ------------------------------------------------------------------------
+# The move kernels work on the board's arrays, unpacked: the playouts call them
+# in their move loops, where numba's reference counting of every Board field
+# read cost more than the move itself. The Board forms below unpack and call them.
+
+
+@njit(cache=True, inline="always")
+def _merge_arrays(head, nxt, nstones, a: int, c: int) -> int:
+    """Merge the strings with heads a and c, relabelling the smaller; return the surviving head."""
+    if nstones[a] < nstones[c]:
         a, c = c, a
     s = c
     while True:
-        b.head[s] = a
-        s = b.nxt[s]
+        head[s] = a
+        s = nxt[s]
         if s == c:
             break
-    na = b.nxt[a]
-    b.nxt[a] = b.nxt[c]
-    b.nxt[c] = na
-    b.nstones[a] += b.nstones[c]
+    na = nxt[a]
+    nxt[a] = nxt[c]
+    nxt[c] = na
+    nstones[a] += nstones[c]
     return a
 
 
-@njit(cache=True)
-def _remove_string(b: Board, h: int) -> int:
-    """Take string h off the board, giving its points back as liberties."""
-    cap_color = b.color[h]
-    other = 3 - cap_color
-    n = 0
-    s = h
-    while True:
-        nxt = b.nxt[s]
-        b.color[s] = EMPTY
-        b.zhash[0] ^= ZKEYS[cap_color, s]
-        n += 1
-        # one liberty per distinct adjacent string of the other colour
-        for hh in adjacent_strings(b, s, other):
+@njit(cache=True, inline="always")
+def place_stone_arrays(
+    bc, head, nxt, libs, nstones, mark, info, zhash, loc: int, color: int
+) -> tuple[int, int]:
+    """place_stone on the board's arrays (bc = b.color)."""
+    w = info[W]
+    opp = 3 - color
+    bc[loc] = color
+    head[loc] = loc
+    nxt[loc] = loc
+    nstones[loc] = 1
+    zhash[0] ^= ZKEYS[color, loc]
+    n_empty = 0
+    for nb in (loc - w, loc - 1, loc + 1, loc + w):
+        if bc[nb] == EMPTY:
+            n_empty += 1
+    # loc was one liberty of every distinct string touching it
+    for hh in adjacent_heads(bc, head, w, loc, opp):
+        if hh != -1:
+            libs[hh] -= 1
+    o0, o1, o2, o3 = adjacent_heads(bc, head, w, loc, color)
+    for hh in (o0, o1, o2, o3):
+        if hh != -1:
+            libs[hh] -= 1
+    libs[loc] = n_empty
+    if o0 != -1 and o1 == -1:
+        # joining one string: it gains the empty neighbours of loc it did not touch
+        n = libs[o0]
+        for e in (loc - w, loc - 1, loc + 1, loc + w):
+            if bc[e] == EMPTY:
+                touches = False
+                for q in (e - w, e - 1, e + 1, e + w):
+                    if q != loc and bc[q] == color and head[q] == o0:
+                        touches = True
+                if not touches:
+                    n += 1
+        libs[_merge_arrays(head, nxt, nstones, loc, o0)] = n
+    elif o0 != -1:
+        # joining several: merge them all, then count the liberties afresh
+        h = np.int64(loc)
+        for hh in (o0, o1, o2, o3):
             if hh != -1:
-                b.libs[hh] += 1
-        s = nxt
-        if s == h:
-            break
-    return n
+                h = _merge_arrays(head, nxt, nstones, h, hh)
+        info[MARKGEN] += 1
+        gen = info[MARKGEN]
+        n = 0
+        s = h
+        while True:
+            for nb in (s - w, s - 1, s + 1, s + w):
+                if bc[nb] == EMPTY and mark[nb] != gen:
+                    mark[nb] = gen
+                    n += 1
+            s = nxt[s]
+            if s == h:
+                break
+        libs[h] = n
+    captured = 0
+    cap_loc = -1
+    for nb in (loc - w, loc - 1, loc + 1, loc + w):
+        if bc[nb] == opp and libs[head[nb]] == 0:
+            # take the string off, giving its points back as liberties; its
+            # head and nxt stay, so a caller can still walk the captured stones
+            h = head[nb]
+            s = h
+            while True:
+                bc[s] = EMPTY
+                zhash[0] ^= ZKEYS[opp, s]
+                captured += 1
+                # one liberty per distinct adjacent string of ours
+                for hh in adjacent_heads(bc, head, w, s, color):
+                    if hh != -1:
+                        libs[hh] += 1
+                s = nxt[s]
+                if s == h:
+                    break
+            cap_loc = nb
+    return captured, cap_loc
 
 
 @njit(cache=True)
@@ -225,37 +294,9 @@ def place_stone(b: Board, loc: int, color: int) -> tuple[int, int]:
 
     Returns (stones captured, loc of one captured stone or -1).
     """
-    opp = 3 - color
-    b.color[loc] = color
-    b.head[loc] = loc
-    b.nxt[loc] = loc
-    b.nstones[loc] = 1
-    b.zhash[0] ^= ZKEYS[color, loc]
-    n_empty = 0
-    for nb in neighbours(b, loc):
-        if b.color[nb] == EMPTY:
-            n_empty += 1
-    # loc was one liberty of every distinct string touching it
-    for c in (BLACK, WHITE):
-        for hh in adjacent_strings(b, loc, c):
-            if hh != -1:
-                b.libs[hh] -= 1
-    b.libs[loc] = n_empty
-    merged = False
-    for nb in neighbours(b, loc):
-        if b.color[nb] == color and b.head[nb] != b.head[loc]:
-            _merge(b, b.head[loc], b.head[nb])
-            merged = True
-    if merged:
-        h = b.head[loc]
-        b.libs[h] = count_libs(b, h)
-    captured = 0
-    cap_loc = -1
-    for nb in neighbours(b, loc):
-        if b.color[nb] == opp and b.libs[b.head[nb]] == 0:
-            captured += _remove_string(b, b.head[nb])
-            cap_loc = nb
-    return captured, cap_loc
+    return place_stone_arrays(
+        b.color, b.head, b.nxt, b.libs, b.nstones, b.mark, b.info, b.zhash, loc, color
+    )
 
 
 @njit(cache=True)
@@ -311,30 +352,40 @@ def is_superko(b: Board, loc: int, color: int) -> bool:
     return False
 
 
+@njit(cache=True, inline="always")
+def play_arrays(bc, head, nxt, libs, nstones, mark, info, zhash, hist, loc: int, color: int) -> int:
+    """play on the board's arrays (bc = b.color)."""
+    captured = 0
+    info[KO] = -1
+    info[KO_CAPTURED] = 0
+    if loc != PASS:
+        captured, cap_loc = place_stone_arrays(
+            bc, head, nxt, libs, nstones, mark, info, zhash, loc, color
+        )
+        h = head[loc]
+        if captured == 1 and nstones[h] == 1 and libs[h] == 1:
+            info[KO] = cap_loc
+            info[KO_CAPTURED] = 1
+    info[TO_MOVE] = 3 - color
+    info[NMOVES] += 1
+    info[LAST2] = info[LAST]
+    info[LAST] = loc
+    k = info[NHIST]
+    if k < hist.shape[0]:
+        hist[k] = zhash[0]
+    info[NHIST] = k + 1
+    return captured
+
+
 @njit(cache=True)
 def play(b: Board, loc: int, color: int) -> int:
     """Play a move (assumed legal) for color and hand the turn over.
 
     Returns the number of stones captured.
     """
-    captured = 0
-    b.info[KO] = -1
-    b.info[KO_CAPTURED] = 0
-    if loc != PASS:
-        captured, cap_loc = place_stone(b, loc, color)
-        h = b.head[loc]
-        if captured == 1 and b.nstones[h] == 1 and b.libs[h] == 1:
-            b.info[KO] = cap_loc
-            b.info[KO_CAPTURED] = 1
-    b.info[TO_MOVE] = 3 - color
-    b.info[NMOVES] += 1
-    b.info[LAST2] = b.info[LAST]
-    b.info[LAST] = loc
-    k = b.info[NHIST]
-    if k < b.hist.shape[0]:
-        b.hist[k] = b.zhash[0]
-    b.info[NHIST] = k + 1
-    return captured
+    return play_arrays(
+        b.color, b.head, b.nxt, b.libs, b.nstones, b.mark, b.info, b.zhash, b.hist, loc, color
+    )
 
 
 @njit(cache=True)

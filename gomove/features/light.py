@@ -47,7 +47,7 @@ from gomove.board.board import (
     WALL,
     Board,
     W,
-    adjacent_strings,
+    adjacent_heads,
     captures_of,
     legal_moves,
     play,
@@ -172,11 +172,11 @@ def is_self_atari(b: Board, loc: int, color: int) -> bool:
 
 
 @njit(cache=True, inline="always")
-def new_atari_at(b: Board, libs, color: int, last: int) -> tuple[int, int, int, int]:
+def new_atari_at(bc, head, libs, w: int, color: int, last: int) -> tuple[int, int, int, int]:
     """Heads of color's strings in a new atari (one liberty, touching last), -1 for none."""
     if last < 0:
         return -1, -1, -1, -1
-    a0, a1, a2, a3 = adjacent_strings(b, last, color)
+    a0, a1, a2, a3 = adjacent_heads(bc, head, w, last, color)
     if a0 != -1 and libs[a0] != 1:
         a0 = -1
     if a1 != -1 and libs[a1] != 1:
@@ -190,12 +190,14 @@ def new_atari_at(b: Board, libs, color: int, last: int) -> tuple[int, int, int, 
 
 @njit(cache=True, inline="always")
 def levels_at(
-    b: Board, bc, head, nxt, libs, w: int, loc: int, color: int, last: int
+    bc, head, nxt, libs, w: int, loc: int, color: int, last: int, with_sa: bool
 ) -> tuple[int, int, int, int, int]:
     """(raw 3x3 code, capture, extension, self_atari, contiguity) of the empty point loc.
 
     last: the previous move (PASS or NO_MOVE for none), normally b.info[LAST];
     the playouts pass NO_MOVE for the part of a gamma that ignores it.
+    with_sa False skips the self-atari test (self_atari 0): the playouts test
+    it only for the move they draw.
     """
     opp = 3 - color
     code = code_at(bc, head, libs, w, loc, color)
@@ -215,7 +217,7 @@ def levels_at(
             else:
                 any_own_atari = True
     if last >= 0 and (any_cap or any_own_atari):
-        na0, na1, na2, na3 = new_atari_at(b, libs, color, last)
+        na0, na1, na2, na3 = new_atari_at(bc, head, libs, w, color, last)
         last_head = head[last] if bc[last] == opp else -1
         for nb in (loc - w, loc - 1, loc + 1, loc + w):
             c = bc[nb]
@@ -247,14 +249,14 @@ def levels_at(
                     cap = lvl
     elif any_cap:
         cap = CAPTURE_OTHER
-    sa = 1 if not any_cap and self_atari_at(bc, head, nxt, libs, w, loc, color) else 0
+    sa = 1 if with_sa and not any_cap and self_atari_at(bc, head, nxt, libs, w, loc, color) else 0
     return code, cap, ext, sa, cont
 
 
 @njit(cache=True)
 def light_levels(b: Board, loc: int, color: int, last: int) -> tuple[int, int, int, int, int]:
     """levels_at on b's own arrays: the light levels of the empty point loc (see levels_at)."""
-    return levels_at(b, b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last)
+    return levels_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last, True)
 
 
 @njit(cache=True)

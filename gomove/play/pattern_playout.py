@@ -6,37 +6,42 @@ Terms:
   extension, self-atari, contiguity), 0 for an illegal move or one that fills
   the mover's own eye (playout.is_eye). ``policy_gamma`` computes it from
   ``light_levels`` alone: the reference the fast path must equal.
-- base gamma: the gamma the point would have if there were no previous move
-  and no ko (``base_gamma``, from the 3x3 code and the self-atari test only).
-  ``gam[x - 1, loc]`` holds it for both colours x, and ``rows[x - 1, r]`` its
-  sum over board row r, for drawing a move in O(size) steps.
-- hot points: the points whose gamma depends on the previous move or the ko:
-  the 8 points around the previous move (contiguity), the liberties of the
-  mover's strings in a new atari and of the opponent strings in atari next to
-  them (extension, capture 1), the points next to the previous move's string
-  that capture (capture 2 and 3; found among the points of ``alist``), and
-  the ko point. Before each draw their gammas are computed in full
-  (``policy_gamma``; for a point with no string in atari next to it, the base
-  gamma times contiguity) and overlaid on the base ones (``rowdelta``
-  corrects the row sums); after it the overlay is dropped.
-- ``lev[loc]``: the pattern3x3 level BLACK sees at an empty point (WHITE's is
-  ``swap[lev]``), kept with its base gammas; ``alist``: the empty points
-  next to a string in atari (``atari[lev] != 0``), an indexed set kept with
-  them, so no string is walked to find the capture 2 and 3 points.
-- incremental update: after a move only these base gammas are recomputed,
-  for both colours: the 3x3 neighbourhoods of the move and of every captured
-  stone (colours, eyes), and the liberties of the strings whose liberty count
-  changed while at most 2 (atari status, legality and self-atari depend on
-  them): the move's string (when it or a string it joined had <= 2), the
-  opponent strings next to the move left with <= 2, and, after a capture, our
-  strings next to the captured stones. These are the only points whose 3x3
-  code can change, so ``lev`` and ``alist`` stay exact too. Row sums of the
-  touched rows are then summed again from scratch, so they never drift.
+- base gamma: what the 3x3 code alone says, for both colours: the gamma the
+  point would have with no previous move, no ko and no self-atari test
+  (``t.base`` of its pattern3x3 level). ``gam[x - 1, loc]`` holds it for
+  colour x, ``rows[x - 1, r]`` its sum over board row r (a move is drawn in
+  O(size) steps), ``lev[loc]`` the level BLACK sees at an empty point
+  (WHITE's is ``swap[lev]``), and ``alist`` the empty points next to a string
+  in atari (``atari[lev] != 0``, an indexed set), so no string is walked to
+  find the captures of the hot points.
+- incremental update: a point's code changes only when a point of its 3x3
+  neighbourhood changes colour (the move, the captured stones) or an
+  orthogonal string's atari status changes; a string's only empty
+  neighbours in atari are its one liberty. So after a move only these points
+  are recomputed: the 3x3 neighbourhoods of the move and of the captured
+  stones, the liberty of each string the move put in atari (its own string
+  or an opponent's next to it), and the liberties of our strings in atari
+  that the capture freed. A point whose level did not change is left alone;
+  a changed one moves its row sums by the difference.
+- hot points: the points whose gamma depends on the previous move or the ko
+  (the 8 around the previous move, the liberties of the mover's strings in a
+  new atari and of the opponent strings in atari next to them, the capture
+  points next to the previous move's string, the ko point). Before each draw
+  their full gamma v, self-atari aside (``proposal_gamma``), is computed.
+- draw: exact, by a mixture and rejection, so the rows never hold the hot
+  overlay. A point is proposed with weight max(v, base): from the rows
+  (weight base) or from the hot list (weight v - base where v > base), and
+  accepted with probability v / max(v, base) times the self-atari factor
+  s / max(1, g_sa), where s is the self-atari gamma g_sa if the move is a
+  self-atari (tested only for the proposed point) and 1 if not. Accepted
+  moves are thus drawn in proportion to policy_gamma. After
+  ``MAX_TRIES`` rejections in a row the move is drawn by a full scan of
+  ``policy_gamma`` (``draw_exact``), which is exact as well.
 - check: ``pattern_playout(..., check=True)`` compares, before every draw,
-  every point's overlaid gamma with ``policy_gamma``, both colours' base
-  gammas with a recomputation, ``lev`` and ``alist`` with the board's codes
-  and the row sums with fresh sums, counting mismatches in ``errors[0]`` (the
-  tests' incremental == full).
+  every point's proposal weight times its acceptance with ``policy_gamma``,
+  both colours' base gammas with their codes, ``lev`` and ``alist`` with the
+  board's codes, and the row sums (kept by differences) with fresh sums,
+  counting mismatches in ``errors[0]`` (the tests' incremental == full).
 
 Games are seeded and end as uniform playouts do (playout.py: two passes in a
 row or max_moves; a side with no move of positive gamma passes; superko is not
@@ -56,13 +61,13 @@ from gomove.board.board import (
     KO,
     LAST,
     SIZE,
-    WALL,
     WHITE,
     Board,
     W,
+    adjacent_heads,
     copy_board,
     is_legal,
-    play,
+    play_arrays,
 )
 from gomove.board.coords import NO_MOVE, PASS
 from gomove.features.light import (
@@ -79,6 +84,7 @@ from gomove.features.light import (
 from gomove.play.playout import area_score, is_eye, next_random, restore_board, seed_state
 
 _UNIT = 1.0 / 9007199254740992.0  # 2**-53
+MAX_TRIES = 64  # rejections in a row before a move is drawn by a full scan
 
 
 class PolicyTables(NamedTuple):
@@ -113,20 +119,18 @@ class Scratch(NamedTuple):
 
     gam: np.ndarray  # float64[2, L] base gammas by colour - 1
     rows: np.ndarray  # float64[2, size] their row sums
-    rowdelta: np.ndarray  # float64[size] hot overlay minus base, per row
-    hotval: np.ndarray  # float64[L] the full gamma of a hot point
-    mark: np.ndarray  # int64[L] generation marks of listed points
-    smark: np.ndarray  # int64[L] generation marks of visited strings (by head)
-    rowmark: np.ndarray  # int64[size] generation marks of dirty rows
-    pts: np.ndarray  # int64[L] the listed points
-    rowlist: np.ndarray  # int64[size] the dirty rows
-    caps: np.ndarray  # int64[L] stones captured by the move
-    gen: np.ndarray  # int64[1] the generation counter
     lev: np.ndarray  # int32[L] the pattern3x3 level BLACK sees at an empty point, 0 elsewhere
     rowof: np.ndarray  # int64[L] the board row of a point (no divisions in the loop)
     alist: np.ndarray  # int64[L] the empty points next to a string in atari (atari[lev] != 0)
     apos: np.ndarray  # int64[L] a point's index in alist, -1 when not listed
     acount: np.ndarray  # int64[1] the length of alist
+    pts: np.ndarray  # int64[L] the hot points
+    hotval: np.ndarray  # float64[L] v of a hot point (by point)
+    extra: np.ndarray  # float64[L] max(v - base, 0) of the i-th hot point
+    mark: np.ndarray  # int64[L] generation marks of listed points
+    smark: np.ndarray  # int64[L] generation marks of visited strings (by head)
+    heads: np.ndarray  # int64[L] strings a move captures, then our strings it frees
+    gen: np.ndarray  # int64[1] the generation counter
 
 
 @njit(cache=True)
@@ -136,19 +140,17 @@ def new_scratch(b: Board) -> Scratch:
     return Scratch(
         np.zeros((2, n), np.float64),
         np.zeros((2, size), np.float64),
-        np.zeros(size, np.float64),
-        np.zeros(n, np.float64),
-        np.zeros(n, np.int64),
-        np.zeros(n, np.int64),
-        np.zeros(size, np.int64),
-        np.zeros(n, np.int64),
-        np.zeros(size, np.int64),
-        np.zeros(n, np.int64),
-        np.zeros(1, np.int64),
         np.zeros(n, np.int32),
         np.arange(n, dtype=np.int64) // b.info[W] - 1,
         np.zeros(n, np.int64),
         np.full(n, -1, np.int64),
+        np.zeros(1, np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.float64),
+        np.zeros(n, np.float64),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int64),
         np.zeros(1, np.int64),
     )
 
@@ -200,12 +202,27 @@ def code_flags(b: Board, digits: np.ndarray, legal_out: np.ndarray, eye_out: np.
 
 @njit(cache=True, inline="always")
 def gamma_at(
-    b, bc, head, nxt, libs, w, loc, color, last, ko, lvl, play_g, cap_g, ext_g, sa_g, cont_g
+    bc,
+    head,
+    nxt,
+    libs,
+    w,
+    loc,
+    color,
+    last,
+    ko,
+    lvl,
+    play_g,
+    cap_g,
+    ext_g,
+    sa_g,
+    cont_g,
+    with_sa,
 ):
-    """policy_gamma on unpacked arrays."""
+    """policy_gamma on unpacked arrays; without the self-atari factor unless with_sa."""
     if bc[loc] != EMPTY or loc == ko:
         return 0.0
-    code, cap, ext, sa, cont = levels_at(b, bc, head, nxt, libs, w, loc, color, last)
+    code, cap, ext, sa, cont = levels_at(bc, head, nxt, libs, w, loc, color, last, with_sa)
     g = play_g[lvl[code]]
     if g == 0.0:
         return 0.0
@@ -216,18 +233,47 @@ def gamma_at(
 def policy_gamma(b: Board, loc: int, color: int, last: int, ko: int, t: PolicyTables) -> float:
     """The gamma of loc for color to move after last, ko the point color may not take."""
     return gamma_at(
-        b, b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last, ko,
-        t.level, t.play, t.capture, t.extension, t.self_atari, t.contiguity,
-    )  # fmt: skip
+        b.color,
+        b.head,
+        b.nxt,
+        b.libs,
+        b.info[W],
+        loc,
+        color,
+        last,
+        ko,
+        t.level,
+        t.play,
+        t.capture,
+        t.extension,
+        t.self_atari,
+        t.contiguity,
+        True,
+    )
 
 
-@njit(cache=True, inline="always")
-def base_at(bc, head, nxt, libs, w, loc, color, k, base_g, sa_check, sa_g):
-    """policy_gamma(b, loc, color, NO_MOVE, -1, t) of an empty point with pattern level k."""
-    g = base_g[k]
-    if g != 0.0 and sa_check[k] and self_atari_at(bc, head, nxt, libs, w, loc, color):
-        return g * sa_g[1]
-    return g
+@njit(cache=True)
+def proposal_gamma(b: Board, loc: int, color: int, last: int, ko: int, t: PolicyTables) -> float:
+    """policy_gamma without the self-atari factor: v of a hot point, and with
+    last = NO_MOVE and ko = -1 the base gamma."""
+    return gamma_at(
+        b.color,
+        b.head,
+        b.nxt,
+        b.libs,
+        b.info[W],
+        loc,
+        color,
+        last,
+        ko,
+        t.level,
+        t.play,
+        t.capture,
+        t.extension,
+        t.self_atari,
+        t.contiguity,
+        False,
+    )
 
 
 @njit(cache=True, inline="always")
@@ -251,38 +297,41 @@ def code_black(bc, head, libs, w, loc):
     n2 = loc + 1
     n3 = loc + w
     orth = (
-        np.int64(bc[n0]) + 3 * _atari_bit(bc, head, libs, n0)
+        np.int64(bc[n0])
+        + 3 * _atari_bit(bc, head, libs, n0)
         + 6 * (np.int64(bc[n1]) + 3 * _atari_bit(bc, head, libs, n1))
         + 36 * (np.int64(bc[n2]) + 3 * _atari_bit(bc, head, libs, n2))
         + 216 * (np.int64(bc[n3]) + 3 * _atari_bit(bc, head, libs, n3))
-    )  # fmt: skip
+    )
     diag = (
-        np.int64(bc[n0 - 1]) + 4 * np.int64(bc[n0 + 1])
-        + 16 * np.int64(bc[n3 - 1]) + 64 * np.int64(bc[n3 + 1])
-    )  # fmt: skip
+        np.int64(bc[n0 - 1])
+        + 4 * np.int64(bc[n0 + 1])
+        + 16 * np.int64(bc[n3 - 1])
+        + 64 * np.int64(bc[n3 + 1])
+    )
     return orth + DIAG_BASE * diag
 
 
 @njit(cache=True, inline="always")
-def set_base_at(
-    bc, head, nxt, libs, w, loc, gam, lev, lvl, base_g, sa_check, swap, sa_g,
-    atari, alist, apos, acount,
-):  # fmt: skip
-    """Both colours' base gammas of loc into gam[:, loc], BLACK's level into lev[loc],
-    and loc into or out of alist."""
-    was = atari[lev[loc]] != 0
-    if bc[loc] == EMPTY:
-        k = np.int64(lvl[code_black(bc, head, libs, w, loc)])
-        lev[loc] = k
-        gam[0, loc] = base_at(bc, head, nxt, libs, w, loc, BLACK, k, base_g, sa_check, sa_g)
-        gam[1, loc] = base_at(bc, head, nxt, libs, w, loc, WHITE, swap[k], base_g, sa_check, sa_g)
-    else:
-        k = 0
-        lev[loc] = 0
-        gam[0, loc] = 0.0
-        gam[1, loc] = 0.0
+def set_base(
+    bc, head, libs, w, loc, gam, rows, rowof, lev, lvl, base_g, swap, atari, alist, apos, acount
+):
+    """Recompute loc's level (BLACK's, 0 off empty points); when it changed, its base
+    gammas, their row sums, and its place in alist."""
+    k = np.int64(lvl[code_black(bc, head, libs, w, loc)]) if bc[loc] == EMPTY else 0
+    old = np.int64(lev[loc])
+    if k == old:
+        return
+    lev[loc] = k
+    g0 = base_g[k]
+    g1 = base_g[swap[k]]
+    r = rowof[loc]
+    rows[0, r] += g0 - gam[0, loc]
+    rows[1, r] += g1 - gam[1, loc]
+    gam[0, loc] = g0
+    gam[1, loc] = g1
     now = atari[k] != 0
-    if now != was:
+    if now != (atari[old] != 0):
         if now:
             apos[loc] = acount[0]
             alist[acount[0]] = loc
@@ -290,80 +339,268 @@ def set_base_at(
         else:
             i = apos[loc]
             acount[0] -= 1
-            last = alist[acount[0]]
-            alist[i] = last
-            apos[last] = i
+            moved = alist[acount[0]]
+            alist[i] = moved
+            apos[moved] = i
             apos[loc] = -1
 
 
 @njit(cache=True, inline="always")
 def _row_sum(g, r, size, w):
-    """The sum of g over board row r, in 4 interleaved partial sums (the check's sums too)."""
+    """The sum of g over board row r."""
     start = (r + 1) * w + 1
-    a0 = 0.0
-    a1 = 0.0
-    a2 = 0.0
-    a3 = 0.0
-    end4 = start + (size & ~3)
-    for p in range(start, end4, 4):
-        a0 += g[p]
-        a1 += g[p + 1]
-        a2 += g[p + 2]
-        a3 += g[p + 3]
-    for p in range(end4, start + size):
-        a0 += g[p]
-    return (a0 + a1) + (a2 + a3)
+    a = 0.0
+    for p in range(start, start + size):
+        a += g[p]
+    return a
 
 
 @njit(cache=True)
 def init_gammas(b: Board, t: PolicyTables, s: Scratch) -> None:
-    """Base gammas and row sums of every point, from scratch."""
+    """Base gammas, levels, alist and row sums of every point, from scratch."""
     size = b.info[SIZE]
     w = b.info[W]
-    bc, head, nxt, libs, gam, lev = b.color, b.head, b.nxt, b.libs, s.gam, s.lev
-    lvl, base_g, sa_check, swap, sa_g = t.level, t.base, t.sa_check, t.swap, t.self_atari
-    atari, alist, apos, acount = t.atari, s.alist, s.apos, s.acount
-    gam[:] = 0.0
-    lev[:] = 0
-    apos[:] = -1
-    acount[0] = 0
+    s.gam[:] = 0.0
+    s.rows[:] = 0.0
+    s.lev[:] = 0
+    s.apos[:] = -1
+    s.acount[0] = 0
     for r in range(size):
         for c in range(size):
-            loc = (r + 1) * w + c + 1
-            set_base_at(
-                bc, head, nxt, libs, w, loc, gam, lev, lvl, base_g, sa_check, swap, sa_g,
-                atari, alist, apos, acount,
-            )  # fmt: skip
+            set_base(
+                b.color,
+                b.head,
+                b.libs,
+                w,
+                (r + 1) * w + c + 1,
+                s.gam,
+                s.rows,
+                s.rowof,
+                s.lev,
+                t.level,
+                t.base,
+                t.swap,
+                t.atari,
+                s.alist,
+                s.apos,
+                s.acount,
+            )
     for r in range(size):
-        s.rows[0, r] = _row_sum(gam[0], r, size, w)
-        s.rows[1, r] = _row_sum(gam[1], r, size, w)
-        s.rowdelta[r] = 0.0
+        s.rows[0, r] = _row_sum(s.gam[0], r, size, w)
+        s.rows[1, r] = _row_sum(s.gam[1], r, size, w)
 
 
-# ---- point lists ----------------------------------------------------------------------
+# ---- one move -------------------------------------------------------------------------
 
 
 @njit(cache=True, inline="always")
-def _adjacent(bc, head, w, loc, color):
-    """board.adjacent_strings on unpacked arrays."""
-    h0 = -1
-    h1 = -1
-    h2 = -1
-    h3 = -1
-    for nb in (loc - w, loc - 1, loc + 1, loc + w):
-        if bc[nb] == color:
-            hh = np.int64(head[nb])
-            if hh == h0 or hh == h1 or hh == h2:
-                continue
-            if h0 == -1:
-                h0 = hh
-            elif h1 == -1:
-                h1 = hh
-            elif h2 == -1:
-                h2 = hh
-            else:
-                h3 = hh
-    return h0, h1, h2, h3
+def _liberty(bc, nxt, w, h):
+    """A liberty of string h (the first found; its only one when in atari)."""
+    st = h
+    while True:
+        for nb in (st - w, st - 1, st + 1, st + w):
+            if bc[nb] == EMPTY:
+                return nb
+        st = nxt[st]
+        if st == h:
+            return -1
+
+
+@njit(cache=True, inline="always")
+def play_and_update(
+    bc,
+    head,
+    nxt,
+    libs,
+    nstones,
+    bmark,
+    info,
+    zhash,
+    hist,
+    w,
+    move,
+    color,
+    gam,
+    rows,
+    rowof,
+    lev,
+    lvl,
+    base_g,
+    swap,
+    atari,
+    alist,
+    apos,
+    acount,
+    heads,
+):
+    """Play move (a point, legal) for color and update the base gammas (module docstring)."""
+    opp = 3 - color
+    # heads[:ncap]: the strings the move captures; heads[ncap:nfree]: our strings
+    # in atari next to them, which the capture frees
+    ncap = 0
+    for h in adjacent_heads(bc, head, w, move, opp):
+        if h != -1 and libs[h] == 1:
+            heads[ncap] = h
+            ncap += 1
+    nfree = ncap
+    for i in range(ncap):
+        st = heads[i]
+        while True:
+            for nb in (st - w, st - 1, st + 1, st + w):
+                if bc[nb] == color and libs[head[nb]] == 1:
+                    hh = head[nb]
+                    seen = False
+                    for j in range(ncap, nfree):
+                        if heads[j] == hh:
+                            seen = True
+                    if not seen:
+                        heads[nfree] = hh
+                        nfree += 1
+            st = nxt[st]
+            if st == heads[i]:
+                break
+    play_arrays(bc, head, nxt, libs, nstones, bmark, info, zhash, hist, move, color)
+    for p in (
+        move - w - 1,
+        move - w,
+        move - w + 1,
+        move - 1,
+        move,
+        move + 1,
+        move + w - 1,
+        move + w,
+        move + w + 1,
+    ):
+        if bc[p] == EMPTY or p == move:
+            set_base(
+                bc,
+                head,
+                libs,
+                w,
+                p,
+                gam,
+                rows,
+                rowof,
+                lev,
+                lvl,
+                base_g,
+                swap,
+                atari,
+                alist,
+                apos,
+                acount,
+            )
+    for i in range(ncap):
+        # captured stones keep head and nxt: walk them and their neighbourhoods
+        st = heads[i]
+        while True:
+            for p in (
+                st - w - 1,
+                st - w,
+                st - w + 1,
+                st - 1,
+                st,
+                st + 1,
+                st + w - 1,
+                st + w,
+                st + w + 1,
+            ):
+                if bc[p] == EMPTY:
+                    set_base(
+                        bc,
+                        head,
+                        libs,
+                        w,
+                        p,
+                        gam,
+                        rows,
+                        rowof,
+                        lev,
+                        lvl,
+                        base_g,
+                        swap,
+                        atari,
+                        alist,
+                        apos,
+                        acount,
+                    )
+            st = nxt[st]
+            if st == heads[i]:
+                break
+    for i in range(ncap, nfree):
+        # a freed string's old liberty; its new ones are captured points
+        h = head[heads[i]]
+        st = h
+        while True:
+            for p in (st - w, st - 1, st + 1, st + w):
+                if bc[p] == EMPTY:
+                    set_base(
+                        bc,
+                        head,
+                        libs,
+                        w,
+                        p,
+                        gam,
+                        rows,
+                        rowof,
+                        lev,
+                        lvl,
+                        base_g,
+                        swap,
+                        atari,
+                        alist,
+                        apos,
+                        acount,
+                    )
+            st = nxt[st]
+            if st == h:
+                break
+    # strings the move put in atari: its own, and the opponent's next to it
+    mh = head[move]
+    if libs[mh] == 1:
+        x = _liberty(bc, nxt, w, mh)
+        set_base(
+            bc,
+            head,
+            libs,
+            w,
+            x,
+            gam,
+            rows,
+            rowof,
+            lev,
+            lvl,
+            base_g,
+            swap,
+            atari,
+            alist,
+            apos,
+            acount,
+        )
+    for h in adjacent_heads(bc, head, w, move, opp):
+        if h != -1 and libs[h] == 1:
+            x = _liberty(bc, nxt, w, h)
+            set_base(
+                bc,
+                head,
+                libs,
+                w,
+                x,
+                gam,
+                rows,
+                rowof,
+                lev,
+                lvl,
+                base_g,
+                swap,
+                atari,
+                alist,
+                apos,
+                acount,
+            )
+
+
+# ---- hot points and the draw ----------------------------------------------------------
 
 
 @njit(cache=True, inline="always")
@@ -395,7 +632,7 @@ def _add_libs(bc, nxt, w, mark, smark, pts, n, h, gen):
 @njit(cache=True, inline="always")
 def collect_hot(
     bc, head, nxt, libs, w, color, last, ko, mark, smark, pts, gen, lev, atari, alist, na
-):  # fmt: skip
+):
     """List the hot points (module docstring) in pts; return (how many, how many of
     them, listed first, are contiguous to the previous move)."""
     n = 0
@@ -409,7 +646,7 @@ def collect_hot(
     if last < 0:
         return n, ncont
     opp = 3 - color
-    for h in _adjacent(bc, head, w, last, color):
+    for h in adjacent_heads(bc, head, w, last, color):
         if h == -1 or libs[h] != 1:
             continue  # not a string in a new atari
         st = h
@@ -437,7 +674,65 @@ def collect_hot(
     return n, ncont
 
 
-# ---- one move -------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def hot_gammas(
+    bc,
+    head,
+    nxt,
+    libs,
+    w,
+    color,
+    last,
+    ko,
+    pts,
+    nh,
+    ncont,
+    gam,
+    lev,
+    hotval,
+    extra,
+    lvl,
+    play_g,
+    cap_g,
+    ext_g,
+    sa_g,
+    cont_g,
+    atari,
+):
+    """v of each hot point into hotval, max(v - base, 0) into extra; return their sum."""
+    ci = color - 1
+    total = 0.0
+    for i in range(nh):
+        p = pts[i]
+        g = gam[ci, p]
+        if p != ko and atari[lev[p]] == 0:
+            # no string in atari next to p: only contiguity differs from the base
+            # gamma, and multiplying it last rounds as gamma_at does
+            v = g * cont_g[1] if i < ncont else g
+        else:
+            v = gamma_at(
+                bc,
+                head,
+                nxt,
+                libs,
+                w,
+                p,
+                color,
+                last,
+                ko,
+                lvl,
+                play_g,
+                cap_g,
+                ext_g,
+                sa_g,
+                cont_g,
+                False,
+            )
+        hotval[p] = v
+        e = v - g if v > g else 0.0
+        extra[i] = e
+        total += e
+    return total
 
 
 @njit(cache=True, inline="always")
@@ -446,119 +741,167 @@ def _uniform(rng):
 
 
 @njit(cache=True, inline="always")
-def draw(size, w, ci, gam, rows, rowdelta, hotval, mark, gen, rng):
-    """A point drawn in proportion to its overlaid gamma (hot points: mark == gen), or PASS."""
-    t0 = 0.0
-    t1 = 0.0
-    for r in range(0, size - 1, 2):
-        t0 += rows[ci, r] + rowdelta[r]
-        t1 += rows[ci, r + 1] + rowdelta[r + 1]
-    if size & 1:
-        t0 += rows[ci, size - 1] + rowdelta[size - 1]
-    total = t0 + t1
+def propose(size, w, ci, gam, rows, pts, extra, nh, hot_total, base_total, rng):
+    """A point drawn with weight base + extra (module docstring), or PASS when
+    every weight is 0."""
+    total = base_total + hot_total
     if not total > 0.0:
         return PASS
     x = _uniform(rng) * total
+    if x < hot_total:
+        last_pos = PASS
+        for i in range(nh):
+            if extra[i] > 0.0:
+                last_pos = pts[i]
+                x -= extra[i]
+                if x < 0.0:
+                    return pts[i]
+        if last_pos != PASS:  # rounding
+            return last_pos
+        x = 0.0
+    else:
+        x -= hot_total
     fallback = PASS
     for r in range(size):
-        rs = rows[ci, r] + rowdelta[r]
+        rs = rows[ci, r]
         if x >= rs:
             x -= rs
             continue
         start = (r + 1) * w + 1
         for p in range(start, start + size):
-            g = hotval[p] if mark[p] == gen else gam[ci, p]
+            g = gam[ci, p]
             if g > 0.0:
                 fallback = p
                 x -= g
                 if x < 0.0:
                     return p
         x = 0.0  # rounding left x past the row's end: take the next positive point
-    if fallback == PASS:  # rounding again: any point with a positive gamma
+    if fallback == PASS:  # rounding again: the last point with a positive gamma
         for r in range(size):
             start = (r + 1) * w + 1
             for p in range(start, start + size):
-                if (hotval[p] if mark[p] == gen else gam[ci, p]) > 0.0:
+                if gam[ci, p] > 0.0:
                     fallback = p
     return fallback
 
 
 @njit(cache=True, inline="always")
-def play_and_update(
-    b, bc, head, nxt, libs, w, size, move, color, s_gam, s_rows, mark, smark, pts,
-    rowmark, rowlist, caps, lev, rowof, lvl, base_g, sa_check, swap, sa_g, gen,
-    atari, alist, apos, acount,
-):  # fmt: skip
-    """Play move (a point, legal) for color and update the base gammas and row sums."""
-    opp = 3 - color
-    joined_short = False
-    for h in _adjacent(bc, head, w, move, color):
-        if h != -1 and libs[h] <= 2:
-            joined_short = True
-    ncap = 0
-    for h in _adjacent(bc, head, w, move, opp):
-        if h != -1 and libs[h] == 1:
-            st = h
-            while True:
-                caps[ncap] = st
-                ncap += 1
-                st = nxt[st]
-                if st == h:
-                    break
-    play(b, move, color)
-    n = 0
-    for k in range(-1, ncap):
-        c = move if k < 0 else caps[k]
-        for p in (c - w - 1, c - w, c - w + 1, c - 1, c, c + 1, c + w - 1, c + w, c + w + 1):
-            if bc[p] != WALL:
-                n = _add(mark, pts, n, p, gen)
-    mh = head[move]
-    if joined_short or libs[mh] <= 2:
-        n = _add_libs(bc, nxt, w, mark, smark, pts, n, mh, gen)
-    for h in _adjacent(bc, head, w, move, opp):
-        if h != -1 and libs[h] <= 2:
-            n = _add_libs(bc, nxt, w, mark, smark, pts, n, h, gen)
-    for k in range(ncap):
-        for h in _adjacent(bc, head, w, caps[k], color):
-            if h != -1:
-                n = _add_libs(bc, nxt, w, mark, smark, pts, n, h, gen)
-    nrows = 0
-    for i in range(n):
-        p = pts[i]
-        set_base_at(
-            bc, head, nxt, libs, w, p, s_gam, lev, lvl, base_g, sa_check, swap, sa_g,
-            atari, alist, apos, acount,
-        )  # fmt: skip
-        r = rowof[p]
-        if rowmark[r] != gen:
-            rowmark[r] = gen
-            rowlist[nrows] = r
-            nrows += 1
-    for i in range(nrows):
-        r = rowlist[i]
-        s_rows[0, r] = _row_sum(s_gam[0], r, size, w)
-        s_rows[1, r] = _row_sum(s_gam[1], r, size, w)
+def acceptance(
+    bc,
+    head,
+    nxt,
+    libs,
+    w,
+    p,
+    color,
+    gen,
+    mark,
+    hotval,
+    gam,
+    lev,
+    swap,
+    sa_check,
+    atari,
+    sa_yes,
+    sa_no,
+):
+    """The probability of accepting the proposed point p (module docstring)."""
+    acc = 1.0
+    g = gam[color - 1, p]
+    if mark[p] == gen and hotval[p] < g:
+        acc = hotval[p] / g
+    k = np.int64(lev[p])
+    if color == WHITE:
+        k = np.int64(swap[k])
+    if (
+        sa_check[k]
+        and (atari[lev[p]] & color) == 0
+        and self_atari_at(bc, head, nxt, libs, w, p, color)
+    ):
+        return acc * sa_yes
+    return acc * sa_no
 
 
 @njit(cache=True)
-def check_gammas(b: Board, color: int, last: int, ko: int, t: PolicyTables, s: Scratch) -> int:
+def draw_exact(b: Board, color: int, last: int, ko: int, t: PolicyTables, rng: np.ndarray) -> int:
+    """A point drawn in proportion to policy_gamma by a full scan, or PASS."""
+    size = b.info[SIZE]
+    w = b.info[W]
+    total = 0.0
+    for r in range(size):
+        for c in range(size):
+            total += policy_gamma(b, (r + 1) * w + c + 1, color, last, ko, t)
+    if not total > 0.0:
+        return PASS
+    x = _uniform(rng) * total
+    fallback = PASS
+    for r in range(size):
+        for c in range(size):
+            p = (r + 1) * w + c + 1
+            g = policy_gamma(b, p, color, last, ko, t)
+            if g > 0.0:
+                fallback = p
+                x -= g
+                if x < 0.0:
+                    return p
+    return fallback
+
+
+@njit(cache=True)
+def check_gammas(
+    b: Board, color: int, last: int, ko: int, t: PolicyTables, s: Scratch, nh: int, hot_total: float
+) -> int:
     """Mismatches of the incremental state against a full recomputation (before a draw;
     the hot points are those marked with the current generation s.gen[0])."""
     size = b.info[SIZE]
     w = b.info[W]
     gen = s.gen[0]
     ci = color - 1
+    sa_max = max(1.0, t.self_atari[1])
+    sa_yes = t.self_atari[1] / sa_max
+    sa_no = 1.0 / sa_max
     bad = 0
     listed = 0
     for r in range(size):
+        fresh0 = 0.0
+        fresh1 = 0.0
         for c in range(size):
             p = (r + 1) * w + c + 1
-            g = s.hotval[p] if s.mark[p] == gen else s.gam[ci, p]
-            if g != policy_gamma(b, p, color, last, ko, t):
+            g = s.gam[ci, p]
+            weight = max(s.hotval[p], g) if s.mark[p] == gen else g
+            eff = 0.0
+            if weight > 0.0:
+                eff = (
+                    weight
+                    * sa_max
+                    * acceptance(
+                        b.color,
+                        b.head,
+                        b.nxt,
+                        b.libs,
+                        w,
+                        p,
+                        color,
+                        gen,
+                        s.mark,
+                        s.hotval,
+                        s.gam,
+                        s.lev,
+                        t.swap,
+                        t.sa_check,
+                        t.atari,
+                        sa_yes,
+                        sa_no,
+                    )
+                )
+            want = policy_gamma(b, p, color, last, ko, t)
+            if abs(eff - want) > 1e-12 * want:
                 bad += 1
             for x in range(2):
-                if s.gam[x, p] != policy_gamma(b, p, x + 1, NO_MOVE, -1, t):
+                if s.gam[x, p] != proposal_gamma(b, p, x + 1, NO_MOVE, -1, t):
                     bad += 1
+            fresh0 += s.gam[0, p]
+            fresh1 += s.gam[1, p]
             if b.color[p] == EMPTY and s.lev[p] != t.level[light_code(b, p, BLACK)]:
                 bad += 1
             if (s.apos[p] >= 0) != (b.color[p] == EMPTY and t.atari[s.lev[p]] != 0):
@@ -567,10 +910,16 @@ def check_gammas(b: Board, color: int, last: int, ko: int, t: PolicyTables, s: S
                 listed += 1
                 if s.alist[s.apos[p]] != p:
                     bad += 1
-        for x in range(2):
-            if s.rows[x, r] != _row_sum(s.gam[x], r, size, w):
+        for x, fresh in ((0, fresh0), (1, fresh1)):
+            if abs(s.rows[x, r] - fresh) > 1e-9 * max(fresh, 1e-3):
                 bad += 1
     if listed != s.acount[0]:
+        bad += 1
+    extra = 0.0
+    for i in range(nh):
+        p = s.pts[i]
+        extra += max(s.hotval[p] - s.gam[ci, p], 0.0)
+    if abs(extra - hot_total) > 1e-12 * max(extra, 1.0):
         bad += 1
     return bad
 
@@ -598,59 +947,140 @@ def play_moves(
     """
     size = b.info[SIZE]
     w = b.info[W]
-    bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
-    gam, rows, rowdelta, hotval = s.gam, s.rows, s.rowdelta, s.hotval
-    mark, smark, rowmark, pts, rowlist, caps = s.mark, s.smark, s.rowmark, s.pts, s.rowlist, s.caps
-    lev, rowof = s.lev, s.rowof
+    bc, head, nxt, libs, nstones, bmark, info, zhash, hist = b
+    gam, rows, lev, rowof, alist, apos, acount = (
+        s.gam,
+        s.rows,
+        s.lev,
+        s.rowof,
+        s.alist,
+        s.apos,
+        s.acount,
+    )
+    pts, hotval, extra, mark, smark, heads = s.pts, s.hotval, s.extra, s.mark, s.smark, s.heads
     lvl, play_g, base_g, sa_check, swap = t.level, t.play, t.base, t.sa_check, t.swap
     cap_g, ext_g, sa_g, cont_g, atari = t.capture, t.extension, t.self_atari, t.contiguity, t.atari
-    alist, apos, acount = s.alist, s.apos, s.acount
+    sa_max = max(1.0, sa_g[1])
+    sa_yes = sa_g[1] / sa_max
+    sa_no = 1.0 / sa_max
     gen = s.gen[0]
     passes = 0
     n_moves = 0
     while n_moves < max_moves and passes < 2:
-        # overlay the hot points' full gammas, draw, drop the overlay
         ci = color - 1
-        last = b.info[LAST]
-        ko = b.info[KO]
+        last = info[LAST]
+        ko = info[KO]
         gen += 1
         nh, ncont = collect_hot(
-            bc, head, nxt, libs, w, color, last, ko, mark, smark, pts, gen,
-            lev, atari, alist, acount[0],
-        )  # fmt: skip
-        for i in range(nh):
-            p = pts[i]
-            if p != ko and atari[lev[p]] == 0:
-                # no string in atari next to p: only contiguity differs from the
-                # base gamma, and
-                # multiplying it last rounds as gamma_at does
-                v = gam[ci, p]
-                if i < ncont:
-                    v *= cont_g[1]
-            else:
-                v = gamma_at(
-                    b, bc, head, nxt, libs, w, p, color, last, ko,
-                    lvl, play_g, cap_g, ext_g, sa_g, cont_g,
-                )  # fmt: skip
-            hotval[p] = v
-            rowdelta[rowof[p]] += v - gam[ci, p]
+            bc,
+            head,
+            nxt,
+            libs,
+            w,
+            color,
+            last,
+            ko,
+            mark,
+            smark,
+            pts,
+            gen,
+            lev,
+            atari,
+            alist,
+            acount[0],
+        )
+        hot_total = hot_gammas(
+            bc,
+            head,
+            nxt,
+            libs,
+            w,
+            color,
+            last,
+            ko,
+            pts,
+            nh,
+            ncont,
+            gam,
+            lev,
+            hotval,
+            extra,
+            lvl,
+            play_g,
+            cap_g,
+            ext_g,
+            sa_g,
+            cont_g,
+            atari,
+        )
         if check:
             s.gen[0] = gen
-            errors[0] += check_gammas(b, color, last, ko, t, s)
-        move = draw(size, w, ci, gam, rows, rowdelta, hotval, mark, gen, rng)
-        for i in range(nh):
-            rowdelta[rowof[pts[i]]] = 0.0
+            errors[0] += check_gammas(b, color, last, ko, t, s, nh, hot_total)
+        base_total = 0.0
+        for r in range(size):
+            base_total += rows[ci, r]
+        move = PASS
+        drawn = False
+        for _ in range(MAX_TRIES):
+            move = propose(size, w, ci, gam, rows, pts, extra, nh, hot_total, base_total, rng)
+            if move == PASS:
+                drawn = True
+                break
+            acc = acceptance(
+                bc,
+                head,
+                nxt,
+                libs,
+                w,
+                move,
+                color,
+                gen,
+                mark,
+                hotval,
+                gam,
+                lev,
+                swap,
+                sa_check,
+                atari,
+                sa_yes,
+                sa_no,
+            )
+            if acc >= 1.0 or _uniform(rng) < acc:
+                drawn = True
+                break
+        if not drawn:
+            move = draw_exact(b, color, last, ko, t, rng)
         if move == PASS:
             passes += 1
-            play(b, PASS, color)
+            play_arrays(bc, head, nxt, libs, nstones, bmark, info, zhash, hist, PASS, color)
         else:
             passes = 0
-            gen += 1
             play_and_update(
-                b, bc, head, nxt, libs, w, size, move, color, gam, rows, mark, smark, pts,
-                rowmark, rowlist, caps, lev, rowof, lvl, base_g, sa_check, swap, sa_g, gen,
-                atari, alist, apos, acount,
-            )  # fmt: skip
+                bc,
+                head,
+                nxt,
+                libs,
+                nstones,
+                bmark,
+                info,
+                zhash,
+                hist,
+                w,
+                move,
+                color,
+                gam,
+                rows,
+                rowof,
+                lev,
+                lvl,
+                base_g,
+                swap,
+                atari,
+                alist,
+                apos,
+                acount,
+                heads,
+            )
         if n_moves < moves_out.shape[0]:
             moves_out[n_moves] = move
         n_moves += 1

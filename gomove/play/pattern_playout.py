@@ -93,9 +93,13 @@ class PolicyTables(NamedTuple):
     ``level`` maps a raw 3x3 code to its pattern3x3 level (light.pattern_levels;
     a 663 KB table, where per-code gammas would take 2.6 MB and miss the
     cache). Indexed by that level: ``play`` its gamma, 0 where the move is
-    illegal up to ko or fills an own eye (``code_flags``); ``base`` play
-    times the capture:other gamma where the code shows a capture;
-    ``sa_check`` the code may be a self-atari; ``swap`` the level the other
+    illegal up to ko or fills an own eye (``code_flags``); ``sa_sure`` the
+    move is a self-atari whatever the board (no capture, one empty orthogonal
+    point, no own string out of atari next to it), ``sa_maybe`` it may be one
+    (no capture, at most one empty orthogonal point, an own string out of
+    atari next to it: light.self_atari_at decides); ``base`` play times the
+    capture:other gamma where the code shows a capture, times the self-atari
+    gamma where sa_sure (the base gamma); ``swap`` the level the other
     colour sees; ``atari`` which orthogonal strings are in atari, as bits
     1 (WHITE's: BLACK captures) and 2 (BLACK's: WHITE captures), so ``atari[k]
     & color`` is a capture for color, and 0 neither (no capture, no extension).
@@ -105,7 +109,8 @@ class PolicyTables(NamedTuple):
     level: np.ndarray  # uint16[N_RAW]
     play: np.ndarray  # float64[K + 1]
     base: np.ndarray  # float64[K + 1]
-    sa_check: np.ndarray  # bool[K + 1]
+    sa_sure: np.ndarray  # bool[K + 1]
+    sa_maybe: np.ndarray  # bool[K + 1]
     swap: np.ndarray  # int32[K + 1]
     capture: np.ndarray  # float64[5]
     extension: np.ndarray  # float64[2]
@@ -128,7 +133,8 @@ class Scratch(NamedTuple):
     hotval: np.ndarray  # float64[L] v of a hot point (by point)
     extra: np.ndarray  # float64[L] max(v - base, 0) of the i-th hot point
     mark: np.ndarray  # int64[L] generation marks of listed points
-    smark: np.ndarray  # int64[L] generation marks of visited strings (by head)
+    hcap: np.ndarray  # int64[L] a hot point's capture level from the previous move (9: none)
+    hext: np.ndarray  # int64[L] 1 when a hot point extends a string in a new atari
     heads: np.ndarray  # int64[L] strings a move captures, then our strings it frees
     gen: np.ndarray  # int64[1] the generation counter
 
@@ -148,6 +154,7 @@ def new_scratch(b: Board) -> Scratch:
         np.zeros(n, np.int64),
         np.zeros(n, np.float64),
         np.zeros(n, np.float64),
+        np.zeros(n, np.int64),
         np.zeros(n, np.int64),
         np.zeros(n, np.int64),
         np.zeros(n, np.int64),
@@ -233,47 +240,20 @@ def gamma_at(
 def policy_gamma(b: Board, loc: int, color: int, last: int, ko: int, t: PolicyTables) -> float:
     """The gamma of loc for color to move after last, ko the point color may not take."""
     return gamma_at(
-        b.color,
-        b.head,
-        b.nxt,
-        b.libs,
-        b.info[W],
-        loc,
-        color,
-        last,
-        ko,
-        t.level,
-        t.play,
-        t.capture,
-        t.extension,
-        t.self_atari,
-        t.contiguity,
-        True,
-    )
+        b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last, ko,
+        t.level, t.play, t.capture, t.extension, t.self_atari, t.contiguity, True,
+    )  # fmt: skip
 
 
 @njit(cache=True)
 def proposal_gamma(b: Board, loc: int, color: int, last: int, ko: int, t: PolicyTables) -> float:
-    """policy_gamma without the self-atari factor: v of a hot point, and with
-    last = NO_MOVE and ko = -1 the base gamma."""
+    """policy_gamma without the self-atari factor where only the board can tell
+    (sa_maybe): v of a hot point, and with last = NO_MOVE and ko = -1 the base gamma."""
+    maybe = b.color[loc] == EMPTY and t.sa_maybe[t.level[light_code(b, loc, color)]]
     return gamma_at(
-        b.color,
-        b.head,
-        b.nxt,
-        b.libs,
-        b.info[W],
-        loc,
-        color,
-        last,
-        ko,
-        t.level,
-        t.play,
-        t.capture,
-        t.extension,
-        t.self_atari,
-        t.contiguity,
-        False,
-    )
+        b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last, ko,
+        t.level, t.play, t.capture, t.extension, t.self_atari, t.contiguity, not maybe,
+    )  # fmt: skip
 
 
 @njit(cache=True, inline="always")
@@ -604,45 +584,33 @@ def play_and_update(
 
 
 @njit(cache=True, inline="always")
-def _add(mark, pts, n, loc, gen):
+def _add(mark, pts, n, loc, gen, hcap, hext):
+    """List loc once per generation, its flags cleared: no capture level (9), no extension."""
     if mark[loc] != gen:
         mark[loc] = gen
         pts[n] = loc
         n += 1
-    return n
-
-
-@njit(cache=True, inline="always")
-def _add_libs(bc, nxt, w, mark, smark, pts, n, h, gen):
-    """Add the liberties of string h (once per generation)."""
-    if smark[h] == gen:
-        return n
-    smark[h] = gen
-    st = h
-    while True:
-        for nb in (st - w, st - 1, st + 1, st + w):
-            if bc[nb] == EMPTY:
-                n = _add(mark, pts, n, nb, gen)
-        st = nxt[st]
-        if st == h:
-            break
+        hcap[loc] = 9
+        hext[loc] = 0
     return n
 
 
 @njit(cache=True, inline="always")
 def collect_hot(
-    bc, head, nxt, libs, w, color, last, ko, mark, smark, pts, gen, lev, atari, alist, na
+    bc, head, nxt, libs, w, color, last, ko, mark, pts, gen, lev, atari, alist, na, hcap, hext
 ):
-    """List the hot points (module docstring) in pts; return (how many, how many of
-    them, listed first, are contiguous to the previous move)."""
+    """List the hot points (module docstring) in pts, with what the previous move
+    makes of them: hext[p] 1 for an extension, hcap[p] the capture level 1, 2
+    or 3 (9: none of these); return (how many, how many of them, listed first,
+    are contiguous to the previous move)."""
     n = 0
     if last >= 0:
         for d in (-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1):
             if bc[last + d] == EMPTY:
-                n = _add(mark, pts, n, last + d, gen)  # contiguity
+                n = _add(mark, pts, n, last + d, gen, hcap, hext)  # contiguity
     ncont = n
     if ko >= 0 and bc[ko] == EMPTY:
-        n = _add(mark, pts, n, ko, gen)
+        n = _add(mark, pts, n, ko, gen, hcap, hext)
     if last < 0:
         return n, ncont
     opp = 3 - color
@@ -653,81 +621,63 @@ def collect_hot(
         while True:
             for nb in (st - w, st - 1, st + 1, st + w):
                 if bc[nb] == EMPTY:
-                    n = _add(mark, pts, n, nb, gen)  # extension
+                    n = _add(mark, pts, n, nb, gen, hcap, hext)
+                    hext[nb] = 1  # extension
                 elif bc[nb] == opp and libs[head[nb]] == 1:
-                    n = _add_libs(bc, nxt, w, mark, smark, pts, n, head[nb], gen)  # capture 1
+                    x = _liberty(bc, nxt, w, head[nb])
+                    n = _add(mark, pts, n, x, gen, hcap, hext)
+                    hcap[x] = 1  # capture 1: the string next to ours in atari
             st = nxt[st]
             if st == h:
                 break
     # capture 2 and 3: the points next to the previous move's string that capture
-    # (an opponent string in atari next to them, the string itself when in atari)
+    # (2: the string itself, in atari; 3: another string)
     if bc[last] == opp:
         lh = head[last]
+        level = 2 if libs[lh] == 1 else 3
         for i in range(na):
             x = alist[i]
-            if mark[x] == gen or (atari[lev[x]] & color) == 0:
+            if (atari[lev[x]] & color) == 0:
                 continue
             for nb in (x - w, x - 1, x + 1, x + w):
                 if bc[nb] == opp and head[nb] == lh:
-                    n = _add(mark, pts, n, x, gen)
+                    n = _add(mark, pts, n, x, gen, hcap, hext)
+                    if level < hcap[x]:
+                        hcap[x] = level
                     break
     return n, ncont
 
 
 @njit(cache=True, inline="always")
 def hot_gammas(
-    bc,
-    head,
-    nxt,
-    libs,
-    w,
-    color,
-    last,
-    ko,
-    pts,
-    nh,
-    ncont,
-    gam,
-    lev,
-    hotval,
-    extra,
-    lvl,
-    play_g,
-    cap_g,
-    ext_g,
-    sa_g,
-    cont_g,
-    atari,
-):
-    """v of each hot point into hotval, max(v - base, 0) into extra; return their sum."""
+    color, ko, pts, nh, ncont, gam, lev, hotval, extra, hcap, hext,
+    play_g, cap_g, ext_g, sa_g, cont_g, atari, swap, sa_sure,
+):  # fmt: skip
+    """v of each hot point into hotval, max(v - base, 0) into extra; return their sum.
+
+    v multiplies the gammas of the levels in gamma_at's order, so it rounds as
+    policy_gamma does.
+    """
     ci = color - 1
     total = 0.0
     for i in range(nh):
         p = pts[i]
         g = gam[ci, p]
-        if p != ko and atari[lev[p]] == 0:
+        cont = 1 if i < ncont else 0
+        k = np.int64(lev[p])
+        if p == ko:
+            v = 0.0
+        elif atari[k] == 0:
             # no string in atari next to p: only contiguity differs from the base
-            # gamma, and multiplying it last rounds as gamma_at does
-            v = g * cont_g[1] if i < ncont else g
+            v = g * cont_g[1] if cont else g
         else:
-            v = gamma_at(
-                bc,
-                head,
-                nxt,
-                libs,
-                w,
-                p,
-                color,
-                last,
-                ko,
-                lvl,
-                play_g,
-                cap_g,
-                ext_g,
-                sa_g,
-                cont_g,
-                False,
-            )
+            cap = hcap[p]
+            if cap == 9:
+                cap = 4 if atari[k] & color else 0  # capture:other, or none
+            if color == WHITE:
+                k = np.int64(swap[k])
+            sa = 1 if sa_sure[k] else 0
+            v = play_g[k] * cap_g[cap] * ext_g[hext[p]] * sa_g[sa] * cont_g[cont]
         hotval[p] = v
         e = v - g if v > g else 0.0
         extra[i] = e
@@ -787,23 +737,7 @@ def propose(size, w, ci, gam, rows, pts, extra, nh, hot_total, base_total, rng):
 
 @njit(cache=True, inline="always")
 def acceptance(
-    bc,
-    head,
-    nxt,
-    libs,
-    w,
-    p,
-    color,
-    gen,
-    mark,
-    hotval,
-    gam,
-    lev,
-    swap,
-    sa_check,
-    atari,
-    sa_yes,
-    sa_no,
+    bc, head, nxt, libs, w, p, color, gen, mark, hotval, gam, lev, swap, sa_maybe, sa_yes, sa_no
 ):
     """The probability of accepting the proposed point p (module docstring)."""
     acc = 1.0
@@ -813,11 +747,7 @@ def acceptance(
     k = np.int64(lev[p])
     if color == WHITE:
         k = np.int64(swap[k])
-    if (
-        sa_check[k]
-        and (atari[lev[p]] & color) == 0
-        and self_atari_at(bc, head, nxt, libs, w, p, color)
-    ):
+    if sa_maybe[k] and self_atari_at(bc, head, nxt, libs, w, p, color):
         return acc * sa_yes
     return acc * sa_no
 
@@ -871,29 +801,11 @@ def check_gammas(
             weight = max(s.hotval[p], g) if s.mark[p] == gen else g
             eff = 0.0
             if weight > 0.0:
-                eff = (
-                    weight
-                    * sa_max
-                    * acceptance(
-                        b.color,
-                        b.head,
-                        b.nxt,
-                        b.libs,
-                        w,
-                        p,
-                        color,
-                        gen,
-                        s.mark,
-                        s.hotval,
-                        s.gam,
-                        s.lev,
-                        t.swap,
-                        t.sa_check,
-                        t.atari,
-                        sa_yes,
-                        sa_no,
-                    )
-                )
+                acc = acceptance(
+                    b.color, b.head, b.nxt, b.libs, w, p, color, gen, s.mark, s.hotval, s.gam,
+                    s.lev, t.swap, t.sa_maybe, sa_yes, sa_no,
+                )  # fmt: skip
+                eff = weight * sa_max * acc
             want = policy_gamma(b, p, color, last, ko, t)
             if abs(eff - want) > 1e-12 * want:
                 bad += 1
@@ -948,18 +860,10 @@ def play_moves(
     size = b.info[SIZE]
     w = b.info[W]
     bc, head, nxt, libs, nstones, bmark, info, zhash, hist = b
-    gam, rows, lev, rowof, alist, apos, acount = (
-        s.gam,
-        s.rows,
-        s.lev,
-        s.rowof,
-        s.alist,
-        s.apos,
-        s.acount,
-    )
-    pts, hotval, extra, mark, smark, heads = s.pts, s.hotval, s.extra, s.mark, s.smark, s.heads
-    lvl, play_g, base_g, sa_check, swap = t.level, t.play, t.base, t.sa_check, t.swap
-    cap_g, ext_g, sa_g, cont_g, atari = t.capture, t.extension, t.self_atari, t.contiguity, t.atari
+    gam, rows, lev, rowof, alist, apos, acount = s[:7]
+    pts, hotval, extra, mark, hcap, hext, heads = s[7:14]
+    lvl, play_g, base_g, sa_sure, sa_maybe, swap = t[:6]
+    cap_g, ext_g, sa_g, cont_g, atari = t[6:]
     sa_max = max(1.0, sa_g[1])
     sa_yes = sa_g[1] / sa_max
     sa_no = 1.0 / sa_max
@@ -972,47 +876,13 @@ def play_moves(
         ko = info[KO]
         gen += 1
         nh, ncont = collect_hot(
-            bc,
-            head,
-            nxt,
-            libs,
-            w,
-            color,
-            last,
-            ko,
-            mark,
-            smark,
-            pts,
-            gen,
-            lev,
-            atari,
-            alist,
-            acount[0],
-        )
+            bc, head, nxt, libs, w, color, last, ko, mark, pts, gen, lev, atari, alist,
+            acount[0], hcap, hext,
+        )  # fmt: skip
         hot_total = hot_gammas(
-            bc,
-            head,
-            nxt,
-            libs,
-            w,
-            color,
-            last,
-            ko,
-            pts,
-            nh,
-            ncont,
-            gam,
-            lev,
-            hotval,
-            extra,
-            lvl,
-            play_g,
-            cap_g,
-            ext_g,
-            sa_g,
-            cont_g,
-            atari,
-        )
+            color, ko, pts, nh, ncont, gam, lev, hotval, extra, hcap, hext,
+            play_g, cap_g, ext_g, sa_g, cont_g, atari, swap, sa_sure,
+        )  # fmt: skip
         if check:
             s.gen[0] = gen
             errors[0] += check_gammas(b, color, last, ko, t, s, nh, hot_total)
@@ -1027,24 +897,9 @@ def play_moves(
                 drawn = True
                 break
             acc = acceptance(
-                bc,
-                head,
-                nxt,
-                libs,
-                w,
-                move,
-                color,
-                gen,
-                mark,
-                hotval,
-                gam,
-                lev,
-                swap,
-                sa_check,
-                atari,
-                sa_yes,
-                sa_no,
-            )
+                bc, head, nxt, libs, w, move, color, gen, mark, hotval, gam, lev, swap,
+                sa_maybe, sa_yes, sa_no,
+            )  # fmt: skip
             if acc >= 1.0 or _uniform(rng) < acc:
                 drawn = True
                 break
@@ -1056,31 +911,9 @@ def play_moves(
         else:
             passes = 0
             play_and_update(
-                bc,
-                head,
-                nxt,
-                libs,
-                nstones,
-                bmark,
-                info,
-                zhash,
-                hist,
-                w,
-                move,
-                color,
-                gam,
-                rows,
-                rowof,
-                lev,
-                lvl,
-                base_g,
-                swap,
-                atari,
-                alist,
-                apos,
-                acount,
-                heads,
-            )
+                bc, head, nxt, libs, nstones, bmark, info, zhash, hist, w, move, color,
+                gam, rows, rowof, lev, lvl, base_g, swap, atari, alist, apos, acount, heads,
+            )  # fmt: skip
         if n_moves < moves_out.shape[0]:
             moves_out[n_moves] = move
         n_moves += 1

@@ -10,8 +10,10 @@ Terms:
   the file's gammas by pattern3x3 level, plus what a level's 3x3 code tells
   without the board: playable (board.is_legal up to ko and not playout.is_eye,
   both asked once per level by pattern_playout.code_flags), capture possible
-  (an opponent in atari), self-atari possible (no capture and at most one
-  empty orthogonal point, then light.self_atari_at decides), the level the
+  (an opponent in atari), self-atari sure (no capture, one empty orthogonal
+  point and no own string out of atari next to it) or possible (no capture,
+  at most one empty orthogonal point and an own string out of atari next to
+  it: light.self_atari_at decides), the level the
   other colour sees, and which colour's strings are in atari next to it.
   All of these are the same for the 8 symmetries of a code.
 """
@@ -32,6 +34,7 @@ from gomove.features.light import (
     N_RAW,
     S_EMPTY,
     S_OPP_ATARI,
+    S_OWN,
     S_OWN_ATARI,
     code_digits,
     pattern_levels,
@@ -47,7 +50,7 @@ LEVEL_GROUPS = ("capture", "extension", "self_atari", "contiguity", "pass")
 
 @lru_cache(maxsize=1)
 def level_masks() -> dict[str, np.ndarray]:
-    """Per pattern3x3 level (index 0: none): playable, capture and sa_check, and swap."""
+    """Per pattern3x3 level (index 0: none): playable, capture, sa_sure, sa_maybe, swap, atari."""
     level_codes, raw_to_level = pattern_levels()
     d = code_digits(level_codes)
     legal = np.zeros(len(level_codes), np.bool_)
@@ -59,7 +62,10 @@ def level_masks() -> dict[str, np.ndarray]:
     # bit 2: an own string in atari, WHITE captures; 0: quiet
     atari = capture.astype(np.uint8) | 2 * (orth == S_OWN_ATARI).any(axis=1).astype(np.uint8)
     playable = legal & ~eye
-    sa = playable & ~capture & ((orth == S_EMPTY).sum(axis=1) <= 1)
+    empties = (orth == S_EMPTY).sum(axis=1)
+    free_own = (orth == S_OWN).any(axis=1)
+    sa_sure = playable & ~capture & (empties == 1) & ~free_own
+    sa_maybe = playable & ~capture & (empties <= 1) & free_own
     swap = raw_to_level[swap_colors(level_codes)]
 
     def pad(a, none):
@@ -69,7 +75,8 @@ def level_masks() -> dict[str, np.ndarray]:
         "level": raw_to_level.astype(np.uint16),
         "playable": pad(playable, False),
         "capture": pad(capture, False),
-        "sa": pad(sa, False),
+        "sa_sure": pad(sa_sure, False),
+        "sa_maybe": pad(sa_maybe, False),
         "swap": pad(swap.astype(np.int32), 0),
         "atari": pad(atari, 0),
     }
@@ -155,12 +162,15 @@ class PatternPolicy:
         level_codes, _ = pattern_levels()
         gamma = np.concatenate([[0.0], self.pattern[level_codes]])
         play = np.where(m["playable"], gamma, 0.0)
+        # in gamma_at's order, so that the base gamma rounds as policy_gamma does
         base = play * np.where(m["capture"], self.capture[CAPTURE_OTHER], 1.0)
+        base = base * np.where(m["sa_sure"], self.self_atari[1], 1.0)
         return PolicyTables(
             m["level"],
             play,
             base,
-            m["sa"],
+            m["sa_sure"],
+            m["sa_maybe"],
             m["swap"],
             *(np.ascontiguousarray(self._level(g), dtype=np.float64) for g in LEVEL_GROUPS[:4]),
             m["atari"],

@@ -306,8 +306,10 @@ def set_base(
     g0 = base_g[k]
     g1 = base_g[swap[k]]
     r = rowof[loc]
-    rows[0, r] += g0 - gam[0, loc]
-    rows[1, r] += g1 - gam[1, loc]
+    d0 = g0 - gam[0, loc]
+    d1 = g1 - gam[1, loc]
+    rows[0, r] += d0
+    rows[1, r] += d1
     gam[0, loc] = g0
     gam[1, loc] = g1
     now = atari[k] != 0
@@ -366,8 +368,8 @@ def init_gammas(b: Board, t: PolicyTables, s: Scratch) -> None:
                 s.acount,
             )
     for r in range(size):
-        s.rows[0, r] = _row_sum(s.gam[0], r, size, w)
-        s.rows[1, r] = _row_sum(s.gam[1], r, size, w)
+        for x in range(2):
+            s.rows[x, r] = _row_sum(s.gam[x], r, size, w)
 
 
 # ---- one move -------------------------------------------------------------------------
@@ -606,8 +608,13 @@ def collect_hot(
     n = 0
     if last >= 0:
         for d in (-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1):
-            if bc[last + d] == EMPTY:
-                n = _add(mark, pts, n, last + d, gen, hcap, hext)  # contiguity
+            p = last + d
+            if bc[p] == EMPTY:  # contiguity: 8 distinct points, listed first
+                mark[p] = gen
+                pts[n] = p
+                n += 1
+                hcap[p] = 9
+                hext[p] = 0
     ncont = n
     if ko >= 0 and bc[ko] == EMPTY:
         n = _add(mark, pts, n, ko, gen, hcap, hext)

@@ -299,25 +299,32 @@ def place_stone(b: Board, loc: int, color: int) -> tuple[int, int]:
     )
 
 
+@njit(cache=True, inline="always")
+def is_legal_arrays(bc, head, libs, info, loc: int, color: int) -> bool:
+    """is_legal on the board's arrays (bc = b.color)."""
+    if loc == PASS:
+        return True
+    if loc < 0 or loc >= bc.shape[0] or bc[loc] != EMPTY:
+        return False
+    if loc == info[KO] and color == info[TO_MOVE]:
+        return False
+    w = info[W]
+    opp = 3 - color
+    for nb in (loc - w, loc - 1, loc + 1, loc + w):
+        c = bc[nb]
+        if c == EMPTY:
+            return True
+        if c == color and libs[head[nb]] > 1:
+            return True
+        if c == opp and libs[head[nb]] == 1:
+            return True
+    return False
+
+
 @njit(cache=True)
 def is_legal(b: Board, loc: int, color: int) -> bool:
     """Empty point, not the simple-ko point, not suicide (superko: see is_superko)."""
-    if loc == PASS:
-        return True
-    if loc < 0 or loc >= b.color.shape[0] or b.color[loc] != EMPTY:
-        return False
-    if loc == b.info[KO] and color == b.info[TO_MOVE]:
-        return False
-    opp = 3 - color
-    for nb in neighbours(b, loc):
-        c = b.color[nb]
-        if c == EMPTY:
-            return True
-        if c == color and b.libs[b.head[nb]] > 1:
-            return True
-        if c == opp and b.libs[b.head[nb]] == 1:
-            return True
-    return False
+    return is_legal_arrays(b.color, b.head, b.libs, b.info, loc, color)
 
 
 @njit(cache=True)

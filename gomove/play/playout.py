@@ -32,11 +32,11 @@ from gomove.board.board import (
     WHITE,
     Board,
     W,
-    adjacent_strings,
+    adjacent_heads,
     copy_board,
-    is_legal,
+    is_legal_arrays,
     neighbours,
-    play,
+    play_arrays,
 )
 from gomove.board.coords import PASS
 
@@ -81,21 +81,20 @@ def random_below(rng: np.ndarray, n: int) -> int:
     return int((hi * np.uint64(n)) >> np.uint64(32))
 
 
-@njit(cache=True)
-def is_eye(b: Board, loc: int, color: int) -> bool:
-    """Is the empty point loc an eye of color (see the module docstring)?"""
-    if b.color[loc] != EMPTY:
+@njit(cache=True, inline="always")
+def eye_at(bc, w: int, loc: int, color: int) -> bool:
+    """is_eye on the board's colours (bc = b.color)."""
+    if bc[loc] != EMPTY:
         return False
-    for nb in neighbours(b, loc):
-        c = b.color[nb]
+    for nb in (loc - w, loc - 1, loc + 1, loc + w):
+        c = bc[nb]
         if c != color and c != WALL:
             return False
-    w = b.info[W]
     opp = 3 - color
     n_opp = 0
     n_wall = 0
     for d in (loc - w - 1, loc - w + 1, loc + w - 1, loc + w + 1):
-        c = b.color[d]
+        c = bc[d]
         if c == opp:
             n_opp += 1
         elif c == WALL:
@@ -103,6 +102,12 @@ def is_eye(b: Board, loc: int, color: int) -> bool:
     if n_wall > 0:
         return n_opp == 0
     return n_opp <= 1
+
+
+@njit(cache=True)
+def is_eye(b: Board, loc: int, color: int) -> bool:
+    """Is the empty point loc an eye of color (see the module docstring)?"""
+    return eye_at(b.color, b.info[W], loc, color)
 
 
 @njit(cache=True)
@@ -159,36 +164,18 @@ def area_score(b: Board, komi: float, owner_out: np.ndarray) -> float:
     return black - white - komi
 
 
-@njit(cache=True)
-def playout(
-    b: Board,
-    color: int,
-    komi: float,
-    rng: np.ndarray,
-    max_moves: int,
-    owner_out: np.ndarray,
-    moves_out: np.ndarray,
-) -> float:
-    """Play a uniform random game on b (modified in place) to the end; return its area score.
+@njit(cache=True, _nrt=False)
+def uniform_moves(
+    b: Board, color: int, rng: np.ndarray, max_moves: int, empties: np.ndarray,
+    epos: np.ndarray, n_empty: int, moves_out: np.ndarray,
+) -> None:  # fmt: skip
+    """The move loop of playout, on the board's arrays.
 
-    color moves first. rng: uint64[1], advanced. owner_out: int8[size*size],
-    filled with the final owners. moves_out: int32[k], the first k moves are
-    recorded there (PASS for a pass); pass an empty array to record none. The
-    number of moves played is the increase of ``b.info[NMOVES]``.
+    empties[:n_empty] lists the empty points, epos[loc] is loc's index there.
+    Compiled without numba's reference counting, as pattern_playout.play_moves.
     """
-    size = b.info[SIZE]
-    w = b.info[W]
-    # empties[:n_empty] lists the empty points, epos[loc] is loc's index there
-    empties = np.empty(size * size, np.int64)
-    epos = np.full(b.color.shape[0], -1, np.int64)
-    n_empty = 0
-    for r in range(size):
-        for c in range(size):
-            loc = (r + 1) * w + c + 1
-            if b.color[loc] == EMPTY:
-                empties[n_empty] = loc
-                epos[loc] = n_empty
-                n_empty += 1
+    bc, head, nxt, libs, nstones, mark, info, zhash, hist = b
+    w = info[W]
     passes = 0
     n_moves = 0
     while n_moves < max_moves and passes < 2:
@@ -199,7 +186,9 @@ def playout(
         while k > 0:
             i = random_below(rng, k)
             cand = empties[i]
-            if not is_eye(b, cand, color) and is_legal(b, cand, color):
+            if not eye_at(bc, w, cand, color) and is_legal_arrays(
+                bc, head, libs, info, cand, color
+            ):
                 move = cand
                 break
             k -= 1
@@ -219,21 +208,53 @@ def playout(
             epos[move] = -1
             n_empty -= 1
             # the opponent strings in atari next to move are captured by it
-            for hh in adjacent_strings(b, move, 3 - color):
-                if hh != -1 and b.libs[hh] == 1:
+            for hh in adjacent_heads(bc, head, w, move, 3 - color):
+                if hh != -1 and libs[hh] == 1:
                     s = hh
                     while True:
                         empties[n_empty] = s
                         epos[s] = n_empty
                         n_empty += 1
-                        s = b.nxt[s]
+                        s = nxt[s]
                         if s == hh:
                             break
-        play(b, move, color)
+        play_arrays(bc, head, nxt, libs, nstones, mark, info, zhash, hist, move, color)
         if n_moves < moves_out.shape[0]:
             moves_out[n_moves] = move
         n_moves += 1
         color = 3 - color
+
+
+@njit(cache=True)
+def playout(
+    b: Board,
+    color: int,
+    komi: float,
+    rng: np.ndarray,
+    max_moves: int,
+    owner_out: np.ndarray,
+    moves_out: np.ndarray,
+) -> float:
+    """Play a uniform random game on b (modified in place) to the end; return its area score.
+
+    color moves first. rng: uint64[1], advanced. owner_out: int8[size*size],
+    filled with the final owners. moves_out: int32[k], the first k moves are
+    recorded there (PASS for a pass); pass an empty array to record none. The
+    number of moves played is the increase of ``b.info[NMOVES]``.
+    """
+    size = b.info[SIZE]
+    w = b.info[W]
+    empties = np.empty(size * size, np.int64)
+    epos = np.full(b.color.shape[0], -1, np.int64)
+    n_empty = 0
+    for r in range(size):
+        for c in range(size):
+            loc = (r + 1) * w + c + 1
+            if b.color[loc] == EMPTY:
+                empties[n_empty] = loc
+                epos[loc] = n_empty
+                n_empty += 1
+    uniform_moves(b, color, rng, max_moves, empties, epos, n_empty, moves_out)
     return area_score(b, komi, owner_out)
 
 

@@ -327,10 +327,15 @@ def playout_positions(games: list) -> list[tuple[str, object, int]]:
 
 
 def bench_playout(
-    games: list, seconds: float = 1.0, repeats: int = 3, policy=None, label: str = "uniform"
+    games: list, seconds: float = 1.0, repeats: int = 5, policy=None, label: str = "uniform"
 ) -> list[dict]:
     """Uniform playouts per second on one core, best of ``repeats`` runs of ~``seconds``;
-    with ``policy`` (gomove.play.policy.PatternPolicy) the pattern policy's instead."""
+    with ``policy`` (gomove.play.policy.PatternPolicy) the pattern policy's instead.
+
+    ``playouts_per_s`` counts the process's CPU time (one core's work, what the
+    targets ask), ``wall_playouts_per_s`` the wall clock, which on a shared
+    machine also counts the time others hold the core.
+    """
     from gomove.board.board import SIZE, copy_board
     from gomove.play.playout import run_playouts
 
@@ -349,17 +354,20 @@ def bench_playout(
                 break
             n *= 4
         n = max(int(n * seconds / dt), 1)
-        best = 0.0
+        best_cpu = best_wall = 0.0
         for r in range(repeats):
             b = copy_board(board)
             t = time.perf_counter()
+            c = time.process_time()
             runner(b, to_move, 7.5, n, 100 + r)
-            best = max(best, n / (time.perf_counter() - t))
+            best_cpu = max(best_cpu, n / max(time.process_time() - c, 1e-9))
+            best_wall = max(best_wall, n / (time.perf_counter() - t))
         record = {"bench": "playout", "policy": label, "position": name, "size": size}
-        record["playouts_per_s"] = round(best)
+        record["playouts_per_s"] = round(best_cpu)
+        record["wall_playouts_per_s"] = round(best_wall)
         if name.endswith("empty") and size in targets:
             record["target_per_core"] = targets[size]
-            record["ok"] = best >= targets[size]
+            record["ok"] = best_cpu >= targets[size]
         out.append(emit(record))
     return out
 

@@ -6,13 +6,16 @@ Invariants checked:
   side passes only when it has no legal non-eye move, and the score is the
   flood-fill oracle's (test_playout.check_game's checks), on many seeded runs;
 - incremental == full: before every draw of seeded playouts on 9x9, 13x13
-  and 19x19, each point's gamma (base plus hot overlay) equals policy_gamma
-  recomputed from light_levels, both colours' base gammas equal a
-  recomputation and the row sums equal fresh sums (``check=True``);
+  and 19x19, each point's proposal weight times its acceptance equals
+  policy_gamma recomputed from light_levels, both colours' base gammas equal
+  a recomputation and the row sums equal fresh sums (``check=True``), also
+  with a self-atari gamma above 1;
 - the first move's empirical frequencies on a fixed position with a previous
-  move match the gamma proportions (chi-square, fixed seed);
+  move match the gamma proportions (chi-square, fixed seed), and still do
+  when nearly every proposal is rejected and the full-scan draw takes over;
 - the playable table (code_flags) equals is_legal and not is_eye on random
-  positions; same seed, same games; pattern_playouts equals game-by-game
+  positions, sa_sure levels are self-ataris and levels neither sa_sure nor
+  sa_maybe are not; same seed, same games; pattern_playouts equals game-by-game
   pattern_playout; run_playouts leaves the board unchanged, counts sum to n;
 - policy file round trip, from_gammas against the registry, version check;
   ``train.py model=mm features=light`` writes a policy.npz that loads and
@@ -43,8 +46,14 @@ from gomove.board.board import (
     new_board,
     play,
 )
-from gomove.board.coords import PASS
-from gomove.features.light import LIGHT_LEVELS, N_RAW, light_code, pattern_levels
+from gomove.board.coords import NO_MOVE, PASS
+from gomove.features.light import (
+    LIGHT_LEVELS,
+    N_RAW,
+    is_self_atari,
+    light_code,
+    pattern_levels,
+)
 from gomove.play.pattern_playout import (
     new_scratch,
     pattern_playout,
@@ -68,7 +77,19 @@ def random_policy(seed: int, sigma: float = 1.5) -> PatternPolicy:
     return PatternPolicy(level_gamma[raw_to_level], *others)
 
 
-POLICIES = {"random": random_policy(0), "neutral": PatternPolicy.neutral()}
+def with_self_atari(policy: PatternPolicy, gamma: float) -> PatternPolicy:
+    sa = np.array([1.0, gamma])
+    return PatternPolicy(
+        policy.pattern, policy.capture, policy.extension, sa, policy.contiguity, policy.pass_
+    )
+
+
+POLICIES = {
+    "random": random_policy(0),
+    "neutral": PatternPolicy.neutral(),
+    # self-ataris favoured: the acceptance test then scales the other moves down
+    "self-atari 8": with_self_atari(random_policy(1), 8.0),
+}
 
 
 def recorded(start: Board, color: int, seed: int, policy: PatternPolicy, check: bool = True):
@@ -154,6 +175,35 @@ FIRST = """
 """
 
 
+def chi_square_p(observed: np.ndarray, expected: np.ndarray) -> float:
+    """p-value of Pearson's chi-square, the cells expecting < 5 pooled into one."""
+    big = expected >= 5
+    obs = np.append(observed[big], observed[~big].sum())
+    exp = np.append(expected[big], expected[~big].sum())
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    stat = float(((obs - exp) ** 2 / exp).sum())
+    df = len(obs) - 1
+    return float(torch.special.gammaincc(torch.tensor(df / 2.0), torch.tensor(stat / 2.0)))
+
+
+def first_moves(start: Board, color: int, policy: PatternPolicy, n: int, seed: int) -> np.ndarray:
+    """Counts by point of the first move of n seeded one-move playouts from start."""
+    t = policy.tables()
+    size = int(start.info[SIZE])
+    hits = np.zeros(start.color.shape[0], np.int64)
+    owner = np.zeros(size * size, np.int8)
+    first = np.zeros(1, np.int32)
+    errors = np.zeros(1, np.int64)
+    s = new_scratch(start)
+    for g in range(n):
+        rng = np.array([seed_state(np.uint64(seed), g)], np.uint64)
+        b = copy_board(start)
+        pattern_playout(b, color, 0.0, rng, 1, t, s, owner, first, False, errors, False)
+        hits[first[0]] += 1
+    return hits
+
+
 def test_first_move_frequencies_match_gammas():
     """First moves of 20,000 seeded games from a 7x7 position after white's
     E4 (extensions, a capture and contiguous points are on): their counts
@@ -168,26 +218,43 @@ def test_first_move_frequencies_match_gammas():
     gamma = np.array([policy_gamma(start, p, BLACK, last, ko, t) for p in points])
     assert (gamma > 0).sum() > 20
     n = 20_000
-    hits = np.zeros(start.color.shape[0], np.int64)
-    owner = np.zeros(49, np.int8)
-    first = np.zeros(1, np.int32)
-    errors = np.zeros(1, np.int64)
-    s = new_scratch(start)
-    for g in range(n):
-        rng = np.array([seed_state(np.uint64(7), g)], np.uint64)
-        b = copy_board(start)
-        pattern_playout(b, BLACK, 0.0, rng, 1, t, s, owner, first, False, errors, False)
-        hits[first[0]] += 1
+    hits = first_moves(start, BLACK, policy, n, seed=7)
     observed = hits[points]
     assert observed.sum() == n and (observed[gamma == 0] == 0).all()
-    expected = n * gamma / gamma.sum()
-    big = expected >= 5
-    obs = np.append(observed[big], observed[~big].sum())
-    exp = np.append(expected[big], expected[~big].sum())
-    stat = float(((obs - exp) ** 2 / exp).sum())
-    df = len(obs) - 1
-    p = float(torch.special.gammaincc(torch.tensor(df / 2.0), torch.tensor(stat / 2.0)))
-    assert p > 1e-3, (stat, df, p)
+    assert chi_square_p(observed, n * gamma / gamma.sum()) > 1e-3
+
+
+def test_rejected_self_ataris_fall_back_to_the_exact_draw():
+    """White to move on EYES, where three points are self-ataris only the board
+    shows (sa_maybe levels found nowhere else as non-self-ataris here): with
+    gamma 1e6 for those levels and 1e-200 for self-atari, nearly every
+    proposal is one of them and is rejected, so moves come from the full-scan
+    draw after MAX_TRIES rejections. They must still follow policy_gamma:
+    never those three points, the others uniformly (chi-square)."""
+    start = board_from(EYES, WHITE)
+    neutral = PatternPolicy.neutral()
+    t = neutral.tables()
+    points = ref.board_points(9)
+    empty = [p for p in points if start.color[p] == 0]
+    sa_levels, other_levels = set(), set()
+    for p in empty:
+        k = int(t.level[light_code(start, p, WHITE)])
+        if t.sa_maybe[k]:
+            (sa_levels if is_self_atari(start, p, WHITE) else other_levels).add(k)
+    trap = sa_levels - other_levels
+    trapped = [p for p in empty if int(t.level[light_code(start, p, WHITE)]) in trap]
+    assert len(trapped) == 3
+    _, raw_to_level = pattern_levels()
+    pattern = np.where(np.isin(raw_to_level, list(trap)), 1e6, 1.0)
+    ones = [np.ones(len(LIGHT_LEVELS[g]) + 1) for g in LEVEL_GROUPS]
+    policy = with_self_atari(PatternPolicy(pattern, *ones), 1e-200)
+    pt = policy.tables()
+    gamma = np.array([policy_gamma(start, p, WHITE, NO_MOVE, -1, pt) for p in points])
+    n = 4000
+    observed = first_moves(start, WHITE, policy, n, seed=11)[points]
+    assert observed[[points.index(p) for p in trapped]].sum() == 0
+    assert observed.sum() == n and (observed[gamma == 0] == 0).all()
+    assert chi_square_p(observed, n * gamma / gamma.sum()) > 1e-3
 
 
 # --- tables, seeds, many playouts ---------------------------------------------------
@@ -195,7 +262,9 @@ def test_first_move_frequencies_match_gammas():
 
 def test_playable_table_is_is_legal_and_not_is_eye():
     """On random 9x9 positions, a point's level is playable (play > 0 with all
-    gammas 1) exactly when is_legal (ko aside) and not is_eye, for both colours."""
+    gammas 1) exactly when is_legal (ko aside) and not is_eye, for both colours;
+    a playable move is a self-atari (light.is_self_atari) whenever its level is
+    sa_sure, and never when it is neither sa_sure nor sa_maybe."""
     import random
 
     t = PatternPolicy.neutral().tables()
@@ -216,7 +285,12 @@ def test_playable_table_is_is_legal_and_not_is_eye():
                 continue
             for c in (BLACK, WHITE):
                 want = bool(is_legal(b, p, c)) and not bool(is_eye(b, p, c))
-                assert (t.play[t.level[light_code(b, p, c)]] > 0) == want
+                k = t.level[light_code(b, p, c)]
+                assert (t.play[k] > 0) == want
+                if want:
+                    sa = bool(is_self_atari(b, p, c))
+                    assert not (t.sa_sure[k] and t.sa_maybe[k])
+                    assert sa if t.sa_sure[k] else (not sa or t.sa_maybe[k])
 
 
 def test_same_seed_same_games_and_batch_equals_single():

@@ -293,11 +293,32 @@ def code_black(bc, head, libs, w, loc):
 
 
 @njit(cache=True, inline="always")
-def set_base(
-    bc, head, libs, w, loc, gam, rows, rowof, lev, lvl, base_g, swap, atari, alist, apos, acount
-):
+def update_state(s: Scratch, t: PolicyTables):
+    """What set_base reads and writes, in one tuple (see set_base)."""
+    return (
+        s.gam,
+        s.rows,
+        s.rowof,
+        s.lev,
+        s.alist,
+        s.apos,
+        s.acount,
+        t.level,
+        t.base,
+        t.swap,
+        t.atari,
+    )
+
+
+@njit(cache=True, inline="always")
+def set_base(bc, head, libs, w, loc, state):
     """Recompute loc's level (BLACK's, 0 off empty points); when it changed, its base
-    gammas, their row sums, and its place in alist."""
+    gammas, their row sums, and its place in alist.
+
+    state: (gam, rows, rowof, lev, alist, apos, acount) of the scratch, then
+    (level, base, swap, atari) of the tables (``update_state``).
+    """
+    gam, rows, rowof, lev, alist, apos, acount, lvl, base_g, swap, atari = state
     k = np.int64(lvl[code_black(bc, head, libs, w, loc)]) if bc[loc] == EMPTY else 0
     old = np.int64(lev[loc])
     if k == old:
@@ -347,26 +368,10 @@ def init_gammas(b: Board, t: PolicyTables, s: Scratch) -> None:
     s.lev[:] = 0
     s.apos[:] = -1
     s.acount[0] = 0
+    state = update_state(s, t)
     for r in range(size):
         for c in range(size):
-            set_base(
-                b.color,
-                b.head,
-                b.libs,
-                w,
-                (r + 1) * w + c + 1,
-                s.gam,
-                s.rows,
-                s.rowof,
-                s.lev,
-                t.level,
-                t.base,
-                t.swap,
-                t.atari,
-                s.alist,
-                s.apos,
-                s.acount,
-            )
+            set_base(b.color, b.head, b.libs, w, (r + 1) * w + c + 1, state)
     for r in range(size):
         for x in range(2):
             s.rows[x, r] = _row_sum(s.gam[x], r, size, w)
@@ -390,30 +395,7 @@ def _liberty(bc, nxt, w, h):
 
 @njit(cache=True, inline="always")
 def play_and_update(
-    bc,
-    head,
-    nxt,
-    libs,
-    nstones,
-    bmark,
-    info,
-    zhash,
-    hist,
-    w,
-    move,
-    color,
-    gam,
-    rows,
-    rowof,
-    lev,
-    lvl,
-    base_g,
-    swap,
-    atari,
-    alist,
-    apos,
-    acount,
-    heads,
+    bc, head, nxt, libs, nstones, bmark, info, zhash, hist, w, move, color, state, heads
 ):
     """Play move (a point, legal) for color and update the base gammas (module docstring)."""
     opp = 3 - color
@@ -454,24 +436,7 @@ def play_and_update(
         move + w + 1,
     ):
         if bc[p] == EMPTY or p == move:
-            set_base(
-                bc,
-                head,
-                libs,
-                w,
-                p,
-                gam,
-                rows,
-                rowof,
-                lev,
-                lvl,
-                base_g,
-                swap,
-                atari,
-                alist,
-                apos,
-                acount,
-            )
+            set_base(bc, head, libs, w, p, state)
     for i in range(ncap):
         # captured stones keep head and nxt: walk them and their neighbourhoods
         st = heads[i]
@@ -488,24 +453,7 @@ def play_and_update(
                 st + w + 1,
             ):
                 if bc[p] == EMPTY:
-                    set_base(
-                        bc,
-                        head,
-                        libs,
-                        w,
-                        p,
-                        gam,
-                        rows,
-                        rowof,
-                        lev,
-                        lvl,
-                        base_g,
-                        swap,
-                        atari,
-                        alist,
-                        apos,
-                        acount,
-                    )
+                    set_base(bc, head, libs, w, p, state)
             st = nxt[st]
             if st == heads[i]:
                 break
@@ -516,24 +464,7 @@ def play_and_update(
         while True:
             for p in (st - w, st - 1, st + 1, st + w):
                 if bc[p] == EMPTY:
-                    set_base(
-                        bc,
-                        head,
-                        libs,
-                        w,
-                        p,
-                        gam,
-                        rows,
-                        rowof,
-                        lev,
-                        lvl,
-                        base_g,
-                        swap,
-                        atari,
-                        alist,
-                        apos,
-                        acount,
-                    )
+                    set_base(bc, head, libs, w, p, state)
             st = nxt[st]
             if st == h:
                 break
@@ -541,45 +472,11 @@ def play_and_update(
     mh = head[move]
     if libs[mh] == 1:
         x = _liberty(bc, nxt, w, mh)
-        set_base(
-            bc,
-            head,
-            libs,
-            w,
-            x,
-            gam,
-            rows,
-            rowof,
-            lev,
-            lvl,
-            base_g,
-            swap,
-            atari,
-            alist,
-            apos,
-            acount,
-        )
+        set_base(bc, head, libs, w, x, state)
     for h in adjacent_heads(bc, head, w, move, opp):
         if h != -1 and libs[h] == 1:
             x = _liberty(bc, nxt, w, h)
-            set_base(
-                bc,
-                head,
-                libs,
-                w,
-                x,
-                gam,
-                rows,
-                rowof,
-                lev,
-                lvl,
-                base_g,
-                swap,
-                atari,
-                alist,
-                apos,
-                acount,
-            )
+            set_base(bc, head, libs, w, x, state)
 
 
 # ---- hot points and the draw ----------------------------------------------------------
@@ -868,6 +765,7 @@ def play_moves(
     w = b.info[W]
     bc, head, nxt, libs, nstones, bmark, info, zhash, hist = b
     gam, rows, lev, rowof, alist, apos, acount = s[:7]
+    state = update_state(s, t)
     pts, hotval, extra, mark, hcap, hext, heads = s[7:14]
     lvl, play_g, base_g, sa_sure, sa_maybe, swap = t[:6]
     cap_g, ext_g, sa_g, cont_g, atari = t[6:]
@@ -918,8 +816,7 @@ def play_moves(
         else:
             passes = 0
             play_and_update(
-                bc, head, nxt, libs, nstones, bmark, info, zhash, hist, w, move, color,
-                gam, rows, rowof, lev, lvl, base_g, swap, atari, alist, apos, acount, heads,
+                bc, head, nxt, libs, nstones, bmark, info, zhash, hist, w, move, color, state, heads
             )  # fmt: skip
         if n_moves < moves_out.shape[0]:
             moves_out[n_moves] = move

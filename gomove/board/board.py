@@ -144,20 +144,26 @@ def adjacent_strings(b: Board, loc: int, color: int) -> tuple[int, int, int, int
     return adjacent_heads(b.color, b.head, b.info[W], loc, color)
 
 
-@njit(cache=True)
-def _mark_libs(b: Board, h: int, gen: int) -> int:
-    """Mark the liberties of string h not yet marked with gen; return how many were new."""
+@njit(cache=True, inline="always")
+def _mark_libs_arrays(bc, nxt, mark, w: int, h: int, gen: int) -> int:
+    """_mark_libs on the board's arrays (bc = b.color)."""
     n = 0
     s = h
     while True:
-        for nb in neighbours(b, s):
-            if b.color[nb] == EMPTY and b.mark[nb] != gen:
-                b.mark[nb] = gen
+        for nb in (s - w, s - 1, s + 1, s + w):
+            if bc[nb] == EMPTY and mark[nb] != gen:
+                mark[nb] = gen
                 n += 1
-        s = b.nxt[s]
+        s = nxt[s]
         if s == h:
             break
     return n
+
+
+@njit(cache=True)
+def _mark_libs(b: Board, h: int, gen: int) -> int:
+    """Mark the liberties of string h not yet marked with gen; return how many were new."""
+    return _mark_libs_arrays(b.color, b.nxt, b.mark, b.info[W], h, gen)
 
 
 @njit(cache=True)
@@ -253,18 +259,7 @@ def place_stone_arrays(
             if hh != -1:
                 h = _merge_arrays(head, nxt, nstones, h, hh)
         info[MARKGEN] += 1
-        gen = info[MARKGEN]
-        n = 0
-        s = h
-        while True:
-            for nb in (s - w, s - 1, s + 1, s + w):
-                if bc[nb] == EMPTY and mark[nb] != gen:
-                    mark[nb] = gen
-                    n += 1
-            s = nxt[s]
-            if s == h:
-                break
-        libs[h] = n
+        libs[h] = _mark_libs_arrays(bc, nxt, mark, w, h, info[MARKGEN])
     captured = 0
     cap_loc = -1
     for nb in (loc - w, loc - 1, loc + 1, loc + w):

@@ -25,7 +25,7 @@ from gomove.features.light import pattern_levels as light_pattern_levels
 from gomove.features.mc_owner import level_names as mc_owner_level_names
 from gomove.features.mc_owner import owner_column
 from gomove.features.patterns import make_templates
-from gomove.features.position import extract_position
+from gomove.features.position import candidate_index, extract_position
 from gomove.features.registry import Group, Registry
 from gomove.features.tactical import N_TACTICAL, TACTICAL_GROUPS, TACTICAL_LEVELS
 
@@ -84,11 +84,7 @@ def extract_game(
             shape,
             memo,
         )
-        w = -1
-        for j in range(n):
-            if cands[j] == loc:
-                w = j
-                break
+        w = candidate_index(cands, n, loc)
         winner[i] = w
         if w >= 0:
             for j in range(n):

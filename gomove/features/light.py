@@ -54,6 +54,7 @@ from gomove.board.board import (
 )
 from gomove.board.coords import PASS
 from gomove.features.patterns import SYMMETRIES
+from gomove.features.position import candidate_index
 
 # orthogonal and diagonal point states
 S_EMPTY = 0
@@ -290,11 +291,7 @@ def extract_light_game(
         n = legal_moves(b, color, superko, cands)
         cands[n] = PASS
         n += 1
-        w = -1
-        for j in range(n):
-            if cands[j] == loc:
-                w = j
-                break
+        w = candidate_index(cands, n, loc)
         winner[i] = w
         if w >= 0:
             last = b.info[LAST]

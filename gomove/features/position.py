@@ -17,6 +17,15 @@ from gomove.features.patterns import match_largest, pattern_hashes
 from gomove.features.tactical import tactical_levels
 
 
+@njit(cache=True, inline="always")
+def candidate_index(cands: np.ndarray, n: int, loc: int) -> int:
+    """The index of the played move loc among cands[:n], -1 when it is not a candidate."""
+    for j in range(n):
+        if cands[j] == loc:
+            return j
+    return -1
+
+
 @njit(cache=True)
 def extract_position(
     b: Board,

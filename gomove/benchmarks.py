@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import os
 import resource
 import time
 from collections.abc import Callable
@@ -15,13 +16,24 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import torch
 
-from gomove.board.board import new_board, replay_locs
-from gomove.data.games import ReadConfig, iter_games
-from gomove.data.replay import game_arrays
+from gomove.board.board import BLACK, SIZE, copy_board, new_board, play, replay_locs
+from gomove.board.playout import new_rng, playout, run_playouts
+from gomove.board.replay import board_at, game_arrays
+from gomove.data.dataset import Dataset, build_dataset, harvest_cached
+from gomove.data.loader import BatchLoader
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import harvest
+from gomove.play.policy import PatternPolicy
+from gomove.reading.games import ReadConfig, iter_games
+from gomove.samples import sample_path
+from gomove.train.config import SGDConfig
+from gomove.train.fbt_flat import FlatPositions
+from gomove.train.flat import FlatTeams
+from gomove.train.mm import MMConfig, train_mm
+from gomove.train.sgd import train_sgd
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_DATA = REPO.parent / "shared" / "data" / "tygem-9d-2006-01.zip"
@@ -39,7 +51,6 @@ def peak_rss_mb() -> float:
 def default_games_path() -> str:
     if REAL_DATA.exists():
         return str(REAL_DATA)
-    from gomove.samples import sample_path
 
     return sample_path("gnugo-train.zip")
 
@@ -116,7 +127,7 @@ def bench_extract(
             }
         )
     ]
-    workers = workers or len(__import__("os").sched_getaffinity(0))
+    workers = workers or len(os.sched_getaffinity(0))
     if workers > 1:
         with mp.get_context("fork").Pool(workers) as pool:
             pool.map(_positions, games[:workers])  # warm every worker
@@ -141,8 +152,6 @@ def bench_extract(
 
 
 def bench_load(dataset_dir: str, batch_size: int = 512) -> dict:
-    from gomove.data.dataset import Dataset
-    from gomove.data.loader import BatchLoader
 
     ds = Dataset.open(dataset_dir)
     n, dt = _timed(lambda: sum(len(b) for b in BatchLoader(ds, batch_size=batch_size)))
@@ -158,7 +167,6 @@ def bench_load(dataset_dir: str, batch_size: int = 512) -> dict:
 
 def bench_dataset(path: str, n_games: int, cache_dir: str = "cache", min_count: int = 10):
     """The first n_games of path, full features, extracted once into cache_dir (kind "bench")."""
-    from gomove.data.dataset import build_dataset, harvest_cached
 
     rc = ReadConfig(max_games=n_games, superko=False)
     cfg = FeatureConfig(min_count=min_count, superko=False)
@@ -176,15 +184,10 @@ def bench_mm(
     The dataset is the one ``train.py data=tygem data.max_games=N`` builds when
     path names the same files (kind "train", same configs): its cache is shared.
     """
-    import torch
-
-    from gomove.data.loader import BatchLoader
-    from gomove.train.flat import FlatTeams
-    from gomove.train.mm import MMConfig, train_mm
 
     ds = bench_dataset(path, n_games, cache_dir, min_count)
     reg = ds.registry
-    groups = [(g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)]
+    groups = reg.group_spans()
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     out = []
     for device in devices:
@@ -244,11 +247,6 @@ def bench_fbt(
     gomove.train.fbt_flat) and the padded torch path (CPU, and CUDA when
     present). The epoch's time excludes loading and the untimed first pass.
     batch_size: positions per step (None: SGDConfig's default)."""
-    import torch
-
-    from gomove.data.loader import BatchLoader
-    from gomove.train.fbt_flat import FlatPositions
-    from gomove.train.sgd import SGDConfig, train_sgd
 
     ds = bench_dataset(path, n_games, cache_dir, min_count)
     batch_size = batch_size or SGDConfig().batch_size
@@ -305,9 +303,6 @@ def playout_positions(games: list) -> list[tuple[str, object, int]]:
     game); 9x9 mid-game (no real 9x9 games here): after 30 moves of a seeded
     uniform playout from the empty board.
     """
-    from gomove.board.board import BLACK, play
-    from gomove.play.ownership import board_at
-    from gomove.play.playout import new_rng, playout
 
     out = [("9x9 empty", new_board(9), BLACK), ("19x19 empty", new_board(19), BLACK)]
     b9 = new_board(9)
@@ -336,8 +331,6 @@ def bench_playout(
     targets ask), ``wall_playouts_per_s`` the wall clock, which on a shared
     machine also counts the time others hold the core.
     """
-    from gomove.board.board import SIZE, copy_board
-    from gomove.play.playout import run_playouts
 
     runner = run_playouts if policy is None else policy.run_playouts
     targets = PLAYOUT_TARGETS if policy is None else PATTERN_PLAYOUT_TARGETS
@@ -376,7 +369,6 @@ def bench_pattern_playout(games: list, policy_path: str | None = None) -> list[d
     """Pattern-policy playouts per second (gomove/play/pattern_playout.py) on the
     positions of bench_playout; the policy file of ``train.py features=light``,
     or all gammas 1 (``neutral``) when none is given."""
-    from gomove.play.policy import PatternPolicy
 
     if policy_path:
         return bench_playout(games, policy=PatternPolicy.load(policy_path), label="pattern")

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gomove.data.games import ReadConfig, iter_games
+from gomove.board.playout import run_playouts
 from gomove.play.ownership import board_at
-from gomove.play.playout import run_playouts
 from gomove.play.policy import PatternPolicy
+from gomove.reading.games import ReadConfig, iter_games
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST = ROOT.parent / "shared" / "data" / "tygem-9d-2006-06.zip"

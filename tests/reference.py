@@ -418,7 +418,7 @@ def pattern_hash(color, loc: int, player: int, size: int, radius: int, dx, dy, k
     keys of offset p are keys[i] where (dx[i], dy[i]) == p); dx is a column
     offset, dy a row offset.
     """
-    index = {(int(x), int(y)): i for i, (x, y) in enumerate(zip(dx, dy))}
+    index = {(int(x), int(y)): i for i, (x, y) in enumerate(zip(dx, dy, strict=True))}
     row, col = from_loc(loc, size)
     offsets = [p for p in index if 0 < _offset_distance(*p) <= radius]
     best = None
@@ -473,7 +473,7 @@ def _offset_distance(x: int, y: int) -> int:
 
 def played_pattern_counts(games, radii, dx, dy, keys):
     """Counter of (radius, canonical hash) over every non-pass move of the games
-    (gomove.sgf.Game), replayed with after_move from their setup stones."""
+    (gomove.reading.sgf.Game), replayed with after_move from their setup stones."""
     from collections import Counter
 
     counts: Counter = Counter()
@@ -553,3 +553,44 @@ def lfr_loss(w, v, batches) -> float:
         pairs = [math.log1p(math.exp(e[o] - e[win])) for o in range(len(teams)) if o != win]
         total += sum(pairs) / len(pairs) if pairs else 0.0
     return total / len(positions)
+
+
+def oracle_is_eye(color, loc: int, player: int, size: int) -> bool:
+    """Empty, 4 neighbours own or off-board, opponent diagonals <= 1 (0 at the edge)."""
+    if color[loc] != EMPTY:
+        return False
+    if any(color[nb] != player for nb in adjacent(loc, size)):
+        return False
+    r, c = from_loc(loc, size)
+    diagonals = [(r + dr, c + dc) for dr in (-1, 1) for dc in (-1, 1)]
+    on_board = [(rr, cc) for rr, cc in diagonals if 0 <= rr < size and 0 <= cc < size]
+    n_opp = sum(color[(rr + 1) * (size + 2) + cc + 1] == 3 - player for rr, cc in on_board)
+    return n_opp == 0 if len(on_board) < 4 else n_opp <= 1
+
+
+def oracle_area(color, size: int, komi: float) -> tuple[float, list[int]]:
+    """(black - white - komi, owner per flat point) by flood fill of empty regions."""
+    owner = [0] * (size * size)
+    seen: set[int] = set()
+    for loc in board_points(size):
+        r, c = from_loc(loc, size)
+        if color[loc] != EMPTY:
+            owner[r * size + c] = int(color[loc])
+            continue
+        if loc in seen:
+            continue
+        region, border, todo = {loc}, set(), [loc]
+        while todo:
+            p = todo.pop()
+            for nb in adjacent(p, size):
+                if color[nb] == EMPTY and nb not in region:
+                    region.add(nb)
+                    todo.append(nb)
+                elif color[nb] != EMPTY:
+                    border.add(int(color[nb]))
+        seen |= region
+        region_owner = border.pop() if len(border) == 1 else 0
+        for p in region:
+            rr, cc = from_loc(p, size)
+            owner[rr * size + cc] = region_owner
+    return owner.count(BLACK) - owner.count(WHITE) - komi, owner

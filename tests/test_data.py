@@ -19,14 +19,14 @@ import pytest
 import torch
 from gamegen import random_sgf
 
+from gomove.atomic import atomic_save_npz
 from gomove.board.coords import PASS, from_loc
-from gomove.data.atomic import atomic_save_npz
 from gomove.data.dataset import Dataset, build_dataset, harvest_cached
-from gomove.data.games import ReadConfig, iter_games
 from gomove.data.loader import BatchLoader, shard_batch
 from gomove.data.shards import level_dtype, load_shard, save_shard
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
+from gomove.reading.games import ReadConfig, iter_games
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +118,7 @@ def test_loader_streams_all_positions(dataset):
     ds, _ = dataset
     for shuffle in (False, True):
         loader = BatchLoader(ds, batch_size=64, shuffle=shuffle, seed=3)
-        seen = [(int(g), int(m)) for b in loader for g, m in zip(b.game, b.move)]
+        seen = [(int(g), int(m)) for b in loader for g, m in zip(b.game, b.move, strict=True)]
         assert len(seen) == ds.n_positions == len(set(seen))
         assert all(b.feat.dtype == torch.int64 for b in loader)
     assert sum(len(b) for b in BatchLoader(ds, batch_size=64, max_positions=100)) == 100
@@ -184,7 +184,7 @@ def test_parallel_extraction_matches_serial(dataset, games_dir, tmp_path):
         workers=2,
         progress=False,
     )
-    for a, b in zip(ds.shards, par.shards):
+    for a, b in zip(ds.shards, par.shards, strict=True):
         sa, sb = load_shard(a), load_shard(b)
         for k in sa.columns:
             np.testing.assert_array_equal(sa.columns[k], sb.columns[k])

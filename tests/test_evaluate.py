@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -11,13 +12,8 @@ import torch
 from torch.testing import assert_close
 
 from gomove.data.batch import Batch
-from gomove.evaluate import (
-    evaluate,
-    expert_ranks,
-    format_table,
-    uniform_log_probs,
-    write_report,
-)
+from gomove.evaluate.measures import evaluate, expert_ranks, uniform_log_probs
+from gomove.evaluate.report import format_table, write_report
 from gomove.models.mm import BradleyTerry
 
 # log-gammas: feature i has log-gamma i - 1 for i >= 1 (feature 5: 4, the strongest)
@@ -77,7 +73,7 @@ def test_hand_built_metrics() -> None:
     assert m["top1"] == pytest.approx(0.5)
     assert len(m["topn"]) == 30
     assert m["topn"][:3] == pytest.approx([0.5, 0.75, 1.0])
-    assert all(a <= b for a, b in zip(m["topn"], m["topn"][1:], strict=False))
+    assert all(a <= b for a, b in itertools.pairwise(m["topn"]))
     assert m["topn"][-1] == pytest.approx(1.0)
     assert m["log_evidence"] == pytest.approx(sum(EXPECTED_LOG_EV) / 4)
     assert m["mean_rank"] == pytest.approx(7 / 4)
@@ -198,12 +194,6 @@ def test_write_report(tmp_path) -> None:
 
 def test_nan_model_fails_clearly():
     """A diverged model (NaN scores) is an error that says so, not a numpy crash."""
-    import pytest
-    import torch
-
-    from gomove.data.batch import Batch
-    from gomove.evaluate import evaluate
-
     b = Batch(
         torch.zeros(2, 3, 1, dtype=torch.long),
         torch.ones(2, 3, dtype=torch.bool),

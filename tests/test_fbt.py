@@ -24,11 +24,11 @@ import math
 import pytest
 import reference as ref
 import torch
-from test_mm import make_data, make_groups, random_log_gamma
-from test_train import cfg_of, games  # noqa: F401  (games: a fixture used below)
+from synthetic import cfg_of, make_data, make_groups, random_fbt, random_log_gamma
 from torch.testing import assert_close
 
 from gomove.data.batch import Batch
+from gomove.experiment import evaluate_checkpoint, run
 from gomove.models import build_model
 from gomove.models.fbt import (
     FactorizationBT,
@@ -40,20 +40,9 @@ from gomove.models.fbt import (
 )
 from gomove.models.mm import BradleyTerry
 from gomove.train.checkpoint import load_checkpoint
-from gomove.train.run import evaluate_checkpoint, run
 from gomove.train.sgd import SGDConfig, lr_factor, train_sgd
 
 F64 = torch.float64
-
-
-def random_fbt(n_features: int, k: int, seed: int, scale: float = 0.5) -> FactorizationBT:
-    """A float64 model with w ~ N(0, 1) and v ~ N(0, scale^2), index 0 zero."""
-    gen = torch.Generator().manual_seed(seed)
-    model = FactorizationBT(n_features, k, init_std=scale, dtype=F64, generator=gen)
-    with torch.no_grad():
-        model.w.copy_(torch.randn(n_features, generator=gen, dtype=F64))
-        model.w[0] = 0.0
-    return model
 
 
 def problem(seed: int, sizes=(3, 4, 2, 5), k: int = 3, batch_size: int = 7, max_cands: int = 9):
@@ -186,7 +175,7 @@ def fbt_data(truth: FactorizationBT, n_batches: int, batch_size: int, m: int, se
         feat = torch.stack(
             [
                 torch.randint(0, s, (batch_size, m), generator=gen) + o
-                for s, o in zip(sizes, offsets)
+                for s, o in zip(sizes, offsets, strict=True)
             ],
             dim=2,
         )

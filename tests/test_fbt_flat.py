@@ -23,17 +23,14 @@ import math
 import numpy as np
 import pytest
 import torch
-from test_fbt import random_fbt
-from test_mm import make_data, make_groups, random_log_gamma
-from test_mm_flat import ds  # noqa: F401  (a fixture: 8 random 9x9 games)
-from test_train import cfg_of
+from synthetic import cfg_of, make_data, make_groups, random_fbt, random_log_gamma
 from torch.testing import assert_close
 
 from gomove.data.batch import Batch
 from gomove.data.loader import BatchLoader
+from gomove.experiment import sgd_config
 from gomove.models.fbt import FactorizationBT, fbt_loss, lfr_loss
 from gomove.train.fbt_flat import FlatPositions, FlatSGD
-from gomove.train.run import sgd_config
 from gomove.train.sgd import SGDConfig, train_sgd
 
 SIZES = (3, 4, 2, 300)  # the last group is held in the wide (uint16) array
@@ -251,7 +248,7 @@ def test_from_dataset_equals_loader(ds):  # noqa: F811
             feat = np.stack(
                 [
                     np.where(lv[lo:hi] > 0, lv[lo:hi].astype(np.int64) + o - 1, 0)
-                    for lv, o in zip(levels, reg.offsets)
+                    for lv, o in zip(levels, reg.offsets, strict=True)
                 ],
                 axis=1,
             )

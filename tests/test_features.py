@@ -16,6 +16,7 @@ import reference as ref
 from board_ascii import board_from, loc_of, to_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic import random_position
 
 from gomove.board.board import (
     BLACK,
@@ -624,26 +625,6 @@ def test_ladder_memo_is_filled_per_string():
 # --- random positions against the oracle -------------------------------------------
 
 
-def random_position(rnd, size: int, n_moves: int):
-    """Play up to n_moves random legal moves (pass 1 time in 15) on a fresh board.
-
-    Returns (board, last, last2, ko) with the previous moves and the simple-ko
-    point recomputed by the oracle (reference.ko_after) as the game went.
-    """
-    b = new_board(size)
-    out = np.zeros(size * size + 1, np.int64)
-    last = last2 = NO_MOVE
-    ko = -1
-    for _ in range(n_moves):
-        color = int(b.info[TO_MOVE])
-        n = legal_moves(b, color, False, out)
-        loc = PASS if n == 0 or rnd.random() < 1 / 15 else int(out[rnd.randrange(n)])
-        ko = -1 if loc == PASS else ref.ko_after(b.color, loc, color, size)
-        play(b, loc, color)
-        last, last2 = loc, last
-    return b, last, last2, ko
-
-
 def oracle_case(b: Board, last: int, ko: int):
     """(player, colours, the oracle's legal moves in loc order, kernel levels
     int64[n, 8] of those moves and then pass)."""
@@ -677,7 +658,7 @@ def test_random_positions_against_oracle(rnd, n_moves):
     want_pass[PASS_COL] = ref.pass_level(last)
     assert out[-1].tolist() == want_pass
     for i, loc in enumerate(legal):
-        got = dict(zip(COLS, out[i].tolist()))
+        got = dict(zip(COLS, out[i].tolist(), strict=True))
         where = f"{loc_to_gtp(loc, size)} for {player}\n{to_text(b)}"
         assert got["pass"] == 0, where
         assert got["border"] == ref.border_level(loc, size), where

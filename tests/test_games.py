@@ -1,4 +1,4 @@
-"""gomove.data.games and its CLI: every input kind, skips by reason, filters, strict mode,
+"""gomove.reading.games and its CLI: every input kind, skips by reason, filters, strict mode,
 replays checked against sgfmill's board, and the summary the CLI prints."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from sgfmill import boards, sgf, sgf_moves
 
 from gomove.board.board import BLACK, WHITE
 from gomove.board.coords import to_loc
-from gomove.data.__main__ import main
-from gomove.data.games import (
+from gomove.cli.data import main
+from gomove.reading.games import (
     FILTER_REASONS,
     MAX_ERRORS,
     ReadConfig,
@@ -28,7 +28,7 @@ from gomove.data.games import (
     rank_key,
     replay_game,
 )
-from gomove.sgf import GameError, parse_game
+from gomove.reading.sgf import GameError, parse_game
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"

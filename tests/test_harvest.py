@@ -30,7 +30,7 @@ from gomove.features.harvest import (
 from gomove.features.patterns import make_templates, table_get
 from gomove.features.registry import NONE_INDEX, Group, Registry
 from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS
-from gomove.sgf import Game, parse_game
+from gomove.reading.sgf import Game, parse_game
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -41,7 +41,7 @@ def make_game(moves: str, size: int = 9, setup: tuple[str, ...] = (), name: str 
     """A Game from "B C3 W G7 B pass ..." (GTP vertices); setup: black stones."""
     words = moves.split()
     seq = []
-    for c, v in zip(words[::2], words[1::2]):
+    for c, v in zip(words[::2], words[1::2], strict=True):
         point = None if v == "pass" else from_loc(gtp_to_loc(v, size), size)
         seq.append((BLACK if c == "B" else WHITE, point))
     stones = [(BLACK, *from_loc(gtp_to_loc(v, size), size)) for v in setup]
@@ -81,7 +81,7 @@ def unpack(counts) -> dict[int, tuple[int, int]]:
     a typed Dict's Python view cannot hand out uint64 keys >= 2**63)."""
     keys, vals = _dump(counts)
     mask = (1 << RADIUS_BITS) - 1
-    return {int(k): (int(v) >> RADIUS_BITS, int(v) & mask) for k, v in zip(keys, vals)}
+    return {int(k): (int(v) >> RADIUS_BITS, int(v) & mask) for k, v in zip(keys, vals, strict=True)}
 
 
 def oracle_table(games, cfg: FeatureConfig) -> dict[tuple[int, int], int]:
@@ -92,7 +92,10 @@ def oracle_table(games, cfg: FeatureConfig) -> dict[tuple[int, int], int]:
 
 
 def table_dict(table: PatternTable) -> dict[tuple[int, int], int]:
-    return {(int(r), int(h)): int(c) for h, r, c in zip(table.hashes, table.radius, table.count)}
+    return {
+        (int(r), int(h)): int(c)
+        for h, r, c in zip(table.hashes, table.radius, table.count, strict=True)
+    }
 
 
 # --- the Bloom filter and the counts -----------------------------------------------
@@ -174,7 +177,9 @@ def test_harvest_keeps_the_patterns_played_min_count_times(min_count, min_radius
     assert len(want) > 10
     assert table_dict(table) == want
     assert len(table) == len(want)
-    keys = list(zip(table.radius.tolist(), (-table.count).tolist(), table.hashes.tolist()))
+    keys = list(
+        zip(table.radius.tolist(), (-table.count).tolist(), table.hashes.tolist(), strict=True)
+    )
     assert keys == sorted(keys)
     assert (table.min_radius, table.max_radius, table.min_count) == (
         min_radius,
@@ -328,7 +333,10 @@ def test_extractor_game_candidates_and_winners(name):
     fx = FeatureExtractor(FeatureConfig(min_count=2), table)
     out = fx.game(game)
     t = fx.templates
-    level_of = {(int(r), int(h)): i + 1 for i, (h, r) in enumerate(zip(table.hashes, table.radius))}
+    level_of = {
+        (int(r), int(h)): i + 1
+        for i, (h, r) in enumerate(zip(table.hashes, table.radius, strict=True))
+    }
     size = game.size
     n_moves = len(game.moves)
     assert out["skipped"] == 0
@@ -346,7 +354,7 @@ def test_extractor_game_candidates_and_winners(name):
         assert out["cand"][pos_start[i] + out["winner"][i]] == loc
         if i % 3 == 0:  # the oracle's shape levels, on every third position
             shapes = out["columns"]["shape"][pos_start[i] : pos_start[i + 1]].tolist()
-            for c, got in zip(legal, shapes):
+            for c, got in zip(legal, shapes[:-1], strict=True):
                 want = 0
                 for r in t.radii:
                     h = ref.pattern_hash(color, c, player, size, r, t.dx, t.dy, t.keys)
@@ -376,7 +384,11 @@ def test_extractor_tactical_columns_only():
     # border of a candidate: its line, 1..4, absent from the 5th
     start = 0
     for n in out["n_cand"]:
-        for loc, level in zip(out["cand"][start : start + n - 1], out["columns"]["border"][start:]):
+        for loc, level in zip(
+            out["cand"][start : start + n - 1],
+            out["columns"]["border"][start : start + n - 1],
+            strict=True,
+        ):
             assert level == ref.border_level(int(loc), 9)
         start += n
     assert to_loc(4, 4, 9) in out["cand"].tolist()

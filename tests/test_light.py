@@ -21,11 +21,10 @@ import reference as ref
 from board_ascii import board_from, loc_of, to_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_features import random_position
+from synthetic import random_position
 
 from gomove.board.board import BLACK, LAST, TO_MOVE, WHITE, new_board, play, setup_stone
 from gomove.board.coords import NO_MOVE, PASS, loc_to_gtp, to_loc
-from gomove.data.games import ReadConfig, iter_games
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.light import (
@@ -42,6 +41,7 @@ from gomove.features.light import (
     transform,
 )
 from gomove.features.patterns import SYMMETRIES
+from gomove.reading.games import ReadConfig, iter_games
 from gomove.samples import sample_path
 
 
@@ -256,13 +256,13 @@ def test_extractor_light_columns():
     assert np.array_equal(got["cand"], want["cand"])
     assert np.array_equal(got["winner"], want["winner"])
     _, raw_to_level = pattern_levels()
-    from gomove.data.replay import game_arrays, start_board
+    from gomove.board.replay import game_arrays, start_board
 
     ga = game_arrays(game)
     b = start_board(ga)
     start = np.concatenate([[0], np.cumsum(got["n_cand"])])
     cols = got["columns"]
-    for i, (loc, color) in enumerate(zip(ga.locs[:60], ga.colors[:60])):
+    for i, (loc, color) in enumerate(zip(ga.locs[:60], ga.colors[:60], strict=True)):
         b.info[TO_MOVE] = color
         last = int(b.info[LAST])
         for j in range(start[i], start[i + 1]):

@@ -24,9 +24,9 @@ from gamegen import random_sgf
 
 from gomove.board.board import BLACK, WHITE, play
 from gomove.board.coords import from_loc
+from gomove.board.playout import default_max_moves, run_playouts
+from gomove.board.replay import game_arrays, start_board
 from gomove.data.dataset import build_dataset
-from gomove.data.games import ReadConfig
-from gomove.data.replay import game_arrays, start_board
 from gomove.data.shards import load_shard
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
@@ -37,8 +37,8 @@ from gomove.features.mc_owner import (
     owner_counts,
     position_seed,
 )
-from gomove.play.playout import default_max_moves, run_playouts
-from gomove.sgf import parse_game
+from gomove.reading.games import ReadConfig
+from gomove.reading.sgf import parse_game
 
 # black lives with eyes at A1 and C1, white with eyes at G9 and J9
 TWO_GROUPS = """
@@ -101,7 +101,7 @@ def reference_column(game, cand, pos_start, n, seed):
     b = start_board(ga)
     size = ga.size
     out = []
-    for i, (loc, color) in enumerate(zip(ga.locs, ga.colors)):
+    for i, (loc, color) in enumerate(zip(ga.locs, ga.colors, strict=True)):
         lo, hi = pos_start[i], pos_start[i + 1]
         if hi > lo:
             s = position_seed(seed, b.zhash[0], i)
@@ -170,7 +170,7 @@ def test_dataset_with_owner_parallel_equals_serial(tmp_path):
     serial = build_dataset(games, rc, ex, tmp_path / "a", workers=1, **kw)
     par = build_dataset(games, rc, ex, tmp_path / "b", workers=2, **kw)
     assert serial.registry.group_names[-1] == "mc_owner"
-    for a, b in zip(serial.shards, par.shards):
+    for a, b in zip(serial.shards, par.shards, strict=True):
         ca, cb = load_shard(a).columns["mc_owner"], load_shard(b).columns["mc_owner"]
         assert ca.max() <= N_BINS
         np.testing.assert_array_equal(ca, cb)

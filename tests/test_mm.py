@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -9,58 +10,16 @@ import reference as ref
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from synthetic import make_data, make_groups, random_log_gamma
 from torch.testing import assert_close
 
 from gomove.data.batch import Batch
+from gomove.evaluate.measures import validator
 from gomove.models.mm import BradleyTerry, log_prior, mm_update
 from gomove.train.device import resolve_device
 from gomove.train.mm import MMConfig, collect_stats, log_posterior, train_mm
 
 CPU = torch.device("cpu")
-
-
-def make_groups(sizes: list[int]) -> list[tuple[str, int, int]]:
-    offsets = [1 + sum(sizes[:g]) for g in range(len(sizes))]
-    return [(f"g{g}", o, s) for g, (o, s) in enumerate(zip(offsets, sizes, strict=True))]
-
-
-def make_data(
-    true_log_gamma: torch.Tensor,
-    groups: list[tuple[str, int, int]],
-    n_batches: int,
-    batch_size: int,
-    max_cands: int,
-    seed: int,
-    present: float = 0.6,
-) -> list[Batch]:
-    """Positions of random teams (each group present with prob. ``present``), the
-    winner drawn from the true Bradley-Terry probabilities; every batch has its
-    own M and padding rows are zeros."""
-    gen = torch.Generator().manual_seed(seed)
-    out = []
-    for k in range(n_batches):
-        m = int(torch.randint(2, max_cands + 1, (), generator=gen))
-        feat = torch.zeros(batch_size, m, len(groups), dtype=torch.long)
-        for g, (_, offset, size) in enumerate(groups):
-            level = torch.randint(0, size, (batch_size, m), generator=gen) + offset
-            keep = torch.rand(batch_size, m, generator=gen) < present
-            feat[:, :, g] = torch.where(keep, level, 0)
-        n_legal = torch.randint(1, m + 1, (batch_size,), generator=gen)
-        mask = torch.arange(m)[None, :] < n_legal[:, None]
-        feat[~mask] = 0
-        logits = true_log_gamma[feat].sum(-1).masked_fill(~mask, float("-inf"))
-        winner = torch.multinomial(torch.softmax(logits, 1), 1, generator=gen)[:, 0]
-        game = torch.arange(batch_size) // 10 + 1000 * k
-        move = torch.arange(batch_size) % 10 * 7
-        out.append(Batch(feat, mask, winner, game, move))
-    return out
-
-
-def random_log_gamma(n_features: int, seed: int, scale: float = 1.0) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(seed)
-    lg = torch.randn(n_features, generator=gen, dtype=torch.float64) * scale
-    lg[0] = 0.0
-    return lg
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -164,7 +123,7 @@ def test_recovers_true_gammas(recovery_problem, cyclic_fit) -> None:
     model, history, cfg = cyclic_fit
     _check_recovered(model, truth, data)
     lps = [h["log_posterior"] for h in history]
-    assert all(b >= a - 1e-12 for a, b in zip(lps, lps[1:], strict=False))
+    assert all(b >= a - 1e-12 for a, b in itertools.pairwise(lps))
     assert len(history) - 1 < cfg.max_iters
     assert all(g < cfg.tol for g in history[-1]["gains"].values())
     assert history[0]["log_likelihood"] < history[-1]["log_likelihood"]
@@ -238,7 +197,10 @@ def test_history_validation_and_writer() -> None:
     val = make_data(truth, groups, n_batches=1, batch_size=40, max_cands=12, seed=5)
     writer = FakeWriter()
     cfg = MMConfig(max_iters=3, tol=0.0)
-    _, history = train_mm(data, 8, groups, cfg, "cpu", val_data=val, writer=writer, progress=True)
+    validate = validator(val, "cpu")
+    _, history = train_mm(
+        data, 8, groups, cfg, "cpu", validate=validate, writer=writer, progress=True
+    )
     assert [h["iter"] for h in history] == [0, 1, 2, 3]
     for h in history:
         assert 0.0 <= h["val_top1"] <= 1.0

@@ -10,35 +10,16 @@ from __future__ import annotations
 
 import pytest
 import torch
-from gamegen import random_sgf
 
-from gomove.data.dataset import build_dataset, harvest_cached
-from gomove.data.games import ReadConfig
 from gomove.data.loader import BatchLoader
-from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
 from gomove.train.flat import FlatTeams
 from gomove.train.mm import MMConfig, collect_stats, train_mm
 
 CPU = torch.device("cpu")
 
 
-@pytest.fixture(scope="module")
-def ds(tmp_path_factory):
-    d = tmp_path_factory.mktemp("games")
-    for i in range(8):
-        (d / f"g{i}.sgf").write_bytes(random_sgf(9, 50, seed=100 + i))
-    cache = tmp_path_factory.mktemp("cache")
-    rc = ReadConfig(sizes=(9,))
-    cfg = FeatureConfig(min_count=2, max_radius=5, bloom_bits=1 << 16)
-    table = harvest_cached(d, rc, cfg, cache, workers=1, progress=False)
-    return build_dataset(
-        d, rc, FeatureExtractor(cfg, table), cache, shard_games=3, workers=1, progress=False
-    )
-
-
 def groups_of(reg):
-    return [(g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)]
+    return reg.group_spans()
 
 
 @pytest.mark.parametrize("engine", ["numba", "torch"])

@@ -18,9 +18,11 @@ from board_ascii import board_from
 from gamegen import random_sgf
 
 from gomove.board.board import BLACK, WHITE
-from gomove.play.ownership import board_at, main, ownership, plot_ownership, stones
-from gomove.play.playout import run_playouts
-from gomove.sgf import parse_game
+from gomove.board.playout import run_playouts
+from gomove.board.replay import board_at
+from gomove.cli.ownership import main
+from gomove.play.ownership import ownership, plot_ownership, stones
+from gomove.reading.sgf import parse_game
 
 TWO_GROUPS = """
     . . . . . O . O .

@@ -29,8 +29,7 @@ import pytest
 import reference as ref
 import torch
 from board_ascii import board_from, loc_of
-from test_playout import CORNER, EYES, check_replay, oracle_area
-from test_train import games, tiny  # noqa: F401  (games is a fixture)
+from synthetic import CORNER, EYES, check_replay, tiny
 
 from gomove.board.board import (
     BLACK,
@@ -47,6 +46,8 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import NO_MOVE, PASS
+from gomove.board.playout import default_max_moves, is_eye, new_rng, seed_state
+from gomove.experiment import run
 from gomove.features.light import (
     LIGHT_LEVELS,
     N_RAW,
@@ -60,9 +61,7 @@ from gomove.play.pattern_playout import (
     pattern_playouts,
     policy_gamma,
 )
-from gomove.play.playout import default_max_moves, is_eye, new_rng, seed_state
 from gomove.play.policy import LEVEL_GROUPS, PatternPolicy
-from gomove.train.run import run
 
 
 def random_policy(seed: int, sigma: float = 1.5) -> PatternPolicy:
@@ -117,7 +116,7 @@ def check_pattern_game(start: Board, color: int, seed: int, policy: PatternPolic
     assert len(moves) == max_moves or moves[-2:] == [PASS, PASS]
     assert all(moves[i] != PASS or moves[i + 1] != PASS for i in range(len(moves) - 2))
     check_replay(start, color, moves, final)
-    assert (score, owner.tolist()) == oracle_area(final.color, size, 7.5)
+    assert (score, owner.tolist()) == ref.oracle_area(final.color, size, 7.5)
 
 
 # --- whole playouts: legal, no eye fills, incremental == full ----------------------

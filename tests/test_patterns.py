@@ -118,12 +118,12 @@ def test_template_sizes_and_nesting():
     36, 48, 60, 72."""
     assert T.radii == tuple(range(3, MAX_RADIUS + 1))
     assert T.ends.tolist() == [8, 12, 20, 28, 36, 48, 60, 72]
-    offs = list(zip(T.dx.tolist(), T.dy.tolist()))
+    offs = list(zip(T.dx.tolist(), T.dy.tolist(), strict=True))
     assert len(set(offs)) == len(offs) == T.ends[-1]
     d = [distance(x, y) for x, y in offs]
     assert d == sorted(d)
     assert set(offs[:8]) == {(x, y) for x in (-1, 0, 1) for y in (-1, 0, 1)} - {(0, 0)}
-    for r, end in zip(T.radii, T.ends):
+    for r, end in zip(T.radii, T.ends, strict=True):
         want = {
             (x, y) for x in range(-r, r + 1) for y in range(-r, r + 1) if 0 < distance(x, y) <= r
         }
@@ -135,7 +135,7 @@ def test_templates_closed_under_symmetries():
     offsets within radius r onto themselves) that moves offset i to the
     offset SYMMETRIES[s] gives; perm[0] is the identity, and the 8 perms form
     a group (closed under composition, each with an inverse)."""
-    offs = list(zip(T.dx.tolist(), T.dy.tolist()))
+    offs = list(zip(T.dx.tolist(), T.dy.tolist(), strict=True))
     perms = {tuple(p) for p in T.perm.tolist()}
     assert len(perms) == 8
     assert T.perm[0].tolist() == list(range(len(offs)))
@@ -155,8 +155,8 @@ def test_keys_depend_on_the_offset_only():
     same hashes at the radii they share; all keys are non-zero and distinct."""
     small = make_templates(5, 7)
     assert small.radii == (5, 6, 7)
-    index = {(x, y): i for i, (x, y) in enumerate(zip(T.dx.tolist(), T.dy.tolist()))}
-    for j, (x, y) in enumerate(zip(small.dx.tolist(), small.dy.tolist())):
+    index = {(x, y): i for i, (x, y) in enumerate(zip(T.dx.tolist(), T.dy.tolist(), strict=True))}
+    for j, (x, y) in enumerate(zip(small.dx.tolist(), small.dy.tolist(), strict=True)):
         assert small.keys[j].tolist() == T.keys[index[x, y]].tolist()
     assert np.all(T.keys != 0)
     assert len(np.unique(T.keys)) == T.keys.size
@@ -186,7 +186,7 @@ def test_empty_board_corners_and_colours():
         assert hashes(grid, r, c, BLACK) == c3
     assert hashes(grid, 2, 2, WHITE) == c3
     centre = hashes(grid, 4, 4, BLACK)
-    same = [a == b for a, b in zip(c3, centre)]
+    same = [a == b for a, b in zip(c3, centre, strict=True)]
     assert same == [r < 6 for r in RADII]
 
 
@@ -240,7 +240,7 @@ def test_one_more_stone_changes_the_larger_radii_only(pos, data):
     grid[r][c] = data.draw(st.sampled_from([BLACK, WHITE]))
     d = distance(c - col, r - row)
     after = hashes(grid, row, col, player)
-    assert [a != b for a, b in zip(before, after)] == [d <= radius for radius in RADII]
+    assert [a != b for a, b in zip(before, after, strict=True)] == [d <= radius for radius in RADII]
 
 
 def test_own_and_opponent_differ():

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import reference as ref
 from board_ascii import board_from, loc_of
+from synthetic import CORNER, EYES, check_replay
 
 from gomove.board.board import (
     BLACK,
@@ -25,12 +26,10 @@ from gomove.board.board import (
     WHITE,
     Board,
     copy_board,
-    is_legal,
     new_board,
-    play,
 )
 from gomove.board.coords import PASS, from_loc
-from gomove.play.playout import (
+from gomove.board.playout import (
     area_score,
     default_max_moves,
     is_eye,
@@ -40,47 +39,6 @@ from gomove.play.playout import (
 )
 
 # --- oracles -----------------------------------------------------------------
-
-
-def oracle_is_eye(color, loc: int, player: int, size: int) -> bool:
-    """Empty, 4 neighbours own or off-board, opponent diagonals <= 1 (0 at the edge)."""
-    if color[loc] != EMPTY:
-        return False
-    if any(color[nb] != player for nb in ref.adjacent(loc, size)):
-        return False
-    r, c = from_loc(loc, size)
-    diagonals = [(r + dr, c + dc) for dr in (-1, 1) for dc in (-1, 1)]
-    on_board = [(rr, cc) for rr, cc in diagonals if 0 <= rr < size and 0 <= cc < size]
-    n_opp = sum(color[(rr + 1) * (size + 2) + cc + 1] == 3 - player for rr, cc in on_board)
-    return n_opp == 0 if len(on_board) < 4 else n_opp <= 1
-
-
-def oracle_area(color, size: int, komi: float) -> tuple[float, list[int]]:
-    """(black - white - komi, owner per flat point) by flood fill of empty regions."""
-    owner = [0] * (size * size)
-    seen: set[int] = set()
-    for loc in ref.board_points(size):
-        r, c = from_loc(loc, size)
-        if color[loc] != EMPTY:
-            owner[r * size + c] = int(color[loc])
-            continue
-        if loc in seen:
-            continue
-        region, border, todo = {loc}, set(), [loc]
-        while todo:
-            p = todo.pop()
-            for nb in ref.adjacent(p, size):
-                if color[nb] == EMPTY and nb not in region:
-                    region.add(nb)
-                    todo.append(nb)
-                elif color[nb] != EMPTY:
-                    border.add(int(color[nb]))
-        seen |= region
-        region_owner = border.pop() if len(border) == 1 else 0
-        for p in region:
-            rr, cc = from_loc(p, size)
-            owner[rr * size + cc] = region_owner
-    return owner.count(BLACK) - owner.count(WHITE) - komi, owner
 
 
 def board_state(b: Board) -> list[np.ndarray]:
@@ -101,26 +59,6 @@ def recorded_playout(start: Board, color: int, komi: float, seed: int, max_moves
     return b, score, owner, moves[:n].tolist()
 
 
-def check_replay(start: Board, color: int, moves: list[int], final: Board) -> None:
-    """Replay moves on a fresh copy: legal, no own-eye fills, passes only when forced."""
-    size = int(start.info[SIZE])
-    b = copy_board(start)
-    for i, loc in enumerate(moves):
-        if loc == PASS:
-            playable = [
-                p
-                for p in ref.board_points(size)
-                if is_legal(b, p, color) and not oracle_is_eye(b.color, p, color, size)
-            ]
-            assert playable == [], f"move {i}: passed with {len(playable)} moves available"
-        else:
-            assert is_legal(b, loc, color), f"move {i}: illegal move {loc}"
-            assert not oracle_is_eye(b.color, loc, color, size), f"move {i}: filled own eye"
-        play(b, loc, color)
-        color = 3 - color
-    assert np.array_equal(b.color, final.color)
-
-
 def check_game(start: Board, color: int, komi: float, seed: int) -> list[int]:
     size = int(start.info[SIZE])
     max_moves = default_max_moves(size)
@@ -130,26 +68,13 @@ def check_game(start: Board, color: int, komi: float, seed: int) -> list[int]:
     # the game would have ended at any earlier pair of passes
     assert all(moves[i] != PASS or moves[i + 1] != PASS for i in range(len(moves) - 2))
     check_replay(start, color, moves, final)
-    want_score, want_owner = oracle_area(final.color, size, komi)
+    want_score, want_owner = ref.oracle_area(final.color, size, komi)
     assert score == want_score
     assert owner.tolist() == want_owner
     return moves
 
 
 # --- eyes --------------------------------------------------------------------
-
-
-EYES = """
-. X . X O . O . .
-X X X X O . X O X
-. . X . X O X . X
-. . X X X . X X .
-. . . . . . . . .
-. X X X . O O O .
-X X . X . O . O .
-. O X X . O O O O
-O . X . . . X . .
-"""
 
 
 @pytest.mark.parametrize(
@@ -173,7 +98,7 @@ def test_is_eye_examples(coord, color, want):
     b = board_from(EYES)
     loc = loc_of(coord, 9)
     assert bool(is_eye(b, loc, color)) == want
-    assert oracle_is_eye(b.color, loc, color, 9) == want
+    assert ref.oracle_is_eye(b.color, loc, color, 9) == want
 
 
 def test_is_eye_diagonals():
@@ -215,18 +140,13 @@ def test_oracle_agrees_with_kernel_on_every_point():
     b = board_from(EYES)
     for loc in ref.board_points(9):
         for color in (BLACK, WHITE):
-            assert bool(is_eye(b, loc, color)) == oracle_is_eye(b.color, loc, color, 9)
+            assert bool(is_eye(b, loc, color)) == ref.oracle_is_eye(b.color, loc, color, 9)
 
 
 # --- area score --------------------------------------------------------------
 
 WALLS = "\n".join([". . . X O . . . ."] * 9)
 DAME = "\n".join(["O . . X . O . . ."] + [". . . X . O . . ."] * 8)
-CORNER = """
-. X O . . . . . .
-X X O . . . . . .
-O O O . . . . . .
-""" + "\n".join([". . . . . . . . ."] * 6)
 
 
 @pytest.mark.parametrize(
@@ -246,7 +166,7 @@ def test_area_score_hand_counts(diagram, komi, black, white):
     assert (owner == BLACK).sum() == black
     assert (owner == WHITE).sum() == white
     assert (owner == EMPTY).sum() == 81 - black - white
-    assert (score, owner.tolist()) == oracle_area(b.color, 9, komi)
+    assert (score, owner.tolist()) == ref.oracle_area(b.color, 9, komi)
 
 
 def test_area_score_dame_owner():
@@ -289,7 +209,7 @@ def test_playout_short_max_moves():
     """max_moves cuts the game; the score is still the oracle's area score."""
     final, score, owner, moves = recorded_playout(new_board(9), BLACK, 7.5, 3, 10)
     assert len(moves) == 10 and PASS not in moves
-    assert (score, owner.tolist()) == oracle_area(final.color, 9, 7.5)
+    assert (score, owner.tolist()) == ref.oracle_area(final.color, 9, 7.5)
 
 
 def test_same_seed_same_game_other_seed_other_game():
@@ -369,7 +289,7 @@ def test_area_score_equals_sgfmill_on_sample_game_ends():
     ``area_score``, which also counts every stone as alive)."""
     from sgfmill import boards
 
-    from gomove.data.games import ReadConfig, iter_games, replay_game
+    from gomove.reading.games import ReadConfig, iter_games, replay_game
     from gomove.samples import sample_path
 
     paths = [sample_path("gnugo-train"), sample_path("gnugo-test")]

@@ -1,4 +1,4 @@
-"""gomove.sgf: SGF records -> Game, and GameError for every kind of bad record.
+"""gomove.reading.sgf: SGF records -> Game, and GameError for every kind of bad record.
 
 Fixtures are the hand-made files in tests/fixtures/ (see test_games.py for replays)."""
 
@@ -12,7 +12,7 @@ import pytest
 from sgfmill import sgf, sgf_moves
 
 from gomove.board.board import BLACK, WHITE
-from gomove.sgf import Game, GameError, parse_game
+from gomove.reading.sgf import Game, GameError, parse_game
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VALID = ["game9.sgf", "game19.sgf", "handicap19.sgf", "ko9.sgf", "pass9.sgf", "short9.sgf"]

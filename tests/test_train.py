@@ -2,7 +2,7 @@
 
 Invariants checked:
 - every config group composes with the schema, and a misspelt key fails at once;
-- train -> checkpoint -> python -m gomove.evaluate gives the same test metrics;
+- train -> checkpoint -> gomove-evaluate gives the same test metrics;
 - the run directory holds metrics.json (the keys the papers' comparison needs),
   the plots, the gamma table and TensorBoard events;
 - the same config gives the same model (seeded, deterministic).
@@ -11,25 +11,17 @@ Invariants checked:
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
-from gamegen import random_sgf
-from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
+from synthetic import cfg_of, tiny
 
+from gomove.experiment import evaluate_checkpoint, run
 from gomove.train.checkpoint import load_checkpoint
 from gomove.train.config import register
-from gomove.train.run import evaluate_checkpoint, run
 
-CONFIGS = str(Path(__file__).resolve().parents[1] / "configs")
 register()
-
-
-def cfg_of(overrides: list[str]):
-    with initialize_config_dir(config_dir=CONFIGS, version_base="1.3"):
-        return compose(config_name="config", overrides=overrides)
 
 
 @pytest.mark.parametrize("data", ["sample", "tygem"])
@@ -45,34 +37,6 @@ def test_groups_compose(data, features, model):
 def test_typo_fails_clearly():
     with pytest.raises(ConfigCompositionException, match="max_gams"):
         cfg_of(["data.max_gams=3"])
-
-
-@pytest.fixture(scope="module")
-def games(tmp_path_factory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("games")
-    for part, n, seed in (("train", 10, 0), ("test", 3, 50)):
-        (root / part).mkdir()
-        for i in range(n):
-            (root / part / f"g{i}.sgf").write_bytes(random_sgf(9, 60, seed=seed + i))
-    return root / "train", root / "test"
-
-
-def tiny(games, tmp_path, extra=()):
-    train, test = games
-    return cfg_of(
-        [
-            f"data.train={train}",
-            f"data.test={test}",
-            "data.sizes=[9]",
-            "data.workers=1",
-            f"data.cache_dir={tmp_path / 'cache'}",
-            "features.min_count=2",
-            "features.max_radius=6",
-            "model.max_iters=2",
-            "progress=false",
-            *extra,
-        ]
-    )
 
 
 def test_train_then_evaluate(games, tmp_path):

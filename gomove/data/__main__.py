@@ -1,72 +1,7 @@
-"""``python -m gomove.data PATH...``: read game records and report what a training run would get.
+"""``python -m gomove.data PATH...``: the same as ``gomove-data`` (gomove/cli/data.py)."""
 
-Prints the counts as text, then, as the last stdout line, the same summary as one
-JSON object (for scripts). The progress bar goes to stderr.
-"""
-
-from __future__ import annotations
-
-import argparse
-import json
 import sys
-import time
 
-from tqdm import tqdm
+from gomove.cli.data import main
 
-from gomove.data.games import ReadConfig, ReadStats, iter_games
-from gomove.sgf import GameError
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        prog="python -m gomove.data",
-        description="Read SGF games (files, folders, zip/tar archives, globs), replay them, "
-        "and count games, skips by reason, positions, sizes, handicaps and ranks.",
-    )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="SGF file, folder, archive or glob")
-    p.add_argument("--sizes", nargs="+", type=int, default=[19], help="board sizes kept (19)")
-    p.add_argument("--no-handicap", action="store_true", help="skip handicap games")
-    p.add_argument("--min-moves", type=int, default=0, help="skip games shorter than this")
-    p.add_argument("--max-games", type=int, default=None, help="stop after this many games")
-    p.add_argument("--strict", action="store_true", help="stop at the first bad game")
-    p.add_argument("--no-superko", action="store_true", help="allow positional superko moves")
-    return p.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    cfg = ReadConfig(
-        sizes=tuple(args.sizes),
-        handicap=not args.no_handicap,
-        min_moves=args.min_moves,
-        max_games=args.max_games,
-        strict=args.strict,
-        superko=not args.no_superko,
-    )
-    stats = ReadStats()
-    t0 = time.perf_counter()
-    try:
-        games = iter_games(args.paths, cfg, stats)
-    except FileNotFoundError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    unit = " files" if args.max_games is None else " games"
-    with tqdm(desc="reading", unit=unit, file=sys.stderr, total=args.max_games) as bar:
-        try:
-            for _ in games:
-                # files, not games, so that skipped records move the bar too
-                bar.update(stats.files - bar.n if args.max_games is None else 1)
-        except GameError as e:
-            bar.close()
-            print(f"error: {e}", file=sys.stderr)
-            return 1
-        if args.max_games is None:
-            bar.update(stats.files - bar.n)
-    print(stats.format())
-    print(f"time         {time.perf_counter() - t0:.1f} s")
-    print(json.dumps(stats.summary()))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+sys.exit(main())

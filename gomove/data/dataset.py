@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from gomove.atomic import atomic_write_json
 from gomove.board.zobrist import PATTERN_SEED, POSITION_SEED
-from gomove.data.atomic import atomic_write_json
-from gomove.data.games import ReadConfig, ReadStats, expand_paths, iter_games
 from gomove.data.shards import FORMAT_VERSION, Shard, concat_games, load_shard, save_shard
 from gomove.features.config import FEATURES_VERSION, FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import PatternTable, harvest
 from gomove.features.registry import Registry
+from gomove.reading.games import ReadConfig, ReadStats, expand_paths, iter_games
 
 
 def default_workers() -> int:

@@ -17,6 +17,7 @@ import torch
 from gomove.data.batch import Batch
 from gomove.data.dataset import Dataset
 from gomove.data.shards import Shard
+from gomove.features.registry import NONE_INDEX, feature_index
 
 
 def shard_batch(
@@ -32,7 +33,7 @@ def shard_batch(
     feat = np.empty((len(rows), m, len(groups)), dtype=np.int64)
     for g, name in enumerate(groups):
         lev = shard.columns[name][idx].astype(np.int64)
-        feat[:, :, g] = np.where(valid & (lev > 0), lev + (offsets[g] - 1), 0)
+        feat[:, :, g] = np.where(valid & (lev > 0), feature_index(offsets[g], lev), NONE_INDEX)
     return Batch(
         torch.from_numpy(feat),
         torch.from_numpy(valid),

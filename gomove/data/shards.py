@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gomove.data.atomic import atomic_save_npz
+from gomove.atomic import atomic_save_npz
 
 FORMAT_VERSION = 1
 
@@ -85,7 +85,10 @@ def concat_games(parts: list[dict], game_ids: list[int], sizes: dict[str, int]) 
         pos_start=pos_start,
         winner=np.concatenate([p["winner"] for p in parts]).astype(np.int16),
         game=np.concatenate(
-            [np.full(len(p["winner"]), gid, dtype=np.int32) for p, gid in zip(parts, game_ids)]
+            [
+                np.full(len(p["winner"]), gid, dtype=np.int32)
+                for p, gid in zip(parts, game_ids, strict=True)
+            ]
         ),
         move=np.concatenate([p["move"] for p in parts]).astype(np.int16),
     )

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gomove.board.board import TO_MOVE, play
-from gomove.data.replay import game_arrays, start_board
+from gomove.board.board import SIZE, TO_MOVE, play
+from gomove.board.replay import game_arrays, start_board
 from gomove.features.config import FeatureConfig
 from gomove.features.harvest import PatternTable
 from gomove.features.light import LIGHT_GROUPS, N_LIGHT, extract_light_game, light_level_names
@@ -55,7 +55,7 @@ def extract_game(
     A position whose played move is not among its candidates (a superko
     violation the reader let through) is left out, shown by winner == -1.
     """
-    npts = b.info[0] * b.info[0] + 1
+    npts = b.info[SIZE] * b.info[SIZE] + 1
     cands = np.empty(npts, dtype=np.int64)
     tac = np.empty((npts, N_TACTICAL), dtype=np.int64)
     shape = np.empty(npts, dtype=np.int64)
@@ -183,7 +183,9 @@ class FeatureExtractor:
         kept = winner >= 0
         total = int(pos_start[-1])
         counts = np.diff(pos_start)[kept]
-        cols = {g: tac[:total, c] for g, c in zip(self.cfg.tactical, self.tactical_cols)}
+        cols = {
+            g: tac[:total, c] for g, c in zip(self.cfg.tactical, self.tactical_cols, strict=True)
+        }
         if light is not None:
             cols.update({g: light[:total, j] for j, g in enumerate(LIGHT_GROUPS)})
         if self.cfg.mc_owner:

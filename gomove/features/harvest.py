@@ -24,9 +24,10 @@ from numba import njit, types
 from numba.typed import Dict
 from tqdm import tqdm
 
+from gomove.atomic import atomic_save_npz
 from gomove.board.board import TO_MOVE, play
 from gomove.board.coords import PASS
-from gomove.data.replay import game_arrays, start_board
+from gomove.board.replay import game_arrays, start_board
 from gomove.features.config import FeatureConfig
 from gomove.features.patterns import Templates, build_table, make_templates, pattern_hashes
 
@@ -46,21 +47,38 @@ class PatternTable:
         return len(self.hashes)
 
     def level_names(self) -> tuple[str, ...]:
-        return tuple(f"r{r}:0x{int(h):016x}" for h, r in zip(self.hashes, self.radius))
+        return tuple(f"r{r}:0x{int(h):016x}" for h, r in zip(self.hashes, self.radius, strict=True))
 
     def lookup(self) -> tuple[np.ndarray, np.ndarray]:
         return build_table(self.hashes)
 
-    def save(self, path: str | Path) -> None:
-        from gomove.data.atomic import atomic_save_npz
+    def to_dict(self) -> dict:
+        """The table as plain arrays and numbers (a checkpoint's ``patterns``)."""
+        return {
+            "hashes": self.hashes,
+            "radius": self.radius,
+            "count": self.count,
+            "min_radius": self.min_radius,
+            "max_radius": self.max_radius,
+            "min_count": self.min_count,
+        }
 
-        atomic_save_npz(
-            path,
-            hashes=self.hashes,
-            radius=self.radius,
-            count=self.count,
-            meta=np.array([TABLE_FORMAT_VERSION, self.min_radius, self.max_radius, self.min_count]),
+    @classmethod
+    def from_dict(cls, d: dict) -> PatternTable:
+        return cls(
+            np.asarray(d["hashes"], dtype=np.uint64),
+            np.asarray(d["radius"], dtype=np.int64),
+            np.asarray(d["count"], dtype=np.int64),
+            int(d["min_radius"]),
+            int(d["max_radius"]),
+            int(d["min_count"]),
         )
+
+    def save(self, path: str | Path) -> None:
+        """The table file (``patterns-<key>.npz`` of the cache): to_dict plus a format version."""
+        d = self.to_dict()
+        meta = [TABLE_FORMAT_VERSION, d.pop("min_radius"), d.pop("max_radius"), d.pop("min_count")]
+        atomic_save_npz(path, **d, meta=np.array(meta))
 
     @classmethod
     def load(cls, path: str | Path) -> PatternTable:
@@ -70,7 +88,10 @@ class PatternTable:
                 raise ValueError(
                     f"{path}: pattern table format {version}, expected {TABLE_FORMAT_VERSION}"
                 )
-            return cls(z["hashes"], z["radius"], z["count"], rmin, rmax, mc)
+            return cls.from_dict(
+                {"hashes": z["hashes"], "radius": z["radius"], "count": z["count"]}
+                | {"min_radius": rmin, "max_radius": rmax, "min_count": mc}
+            )
 
     def summary(self) -> dict:
         per_radius = {int(r): int(np.sum(self.radius == r)) for r in np.unique(self.radius)}

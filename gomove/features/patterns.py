@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from gomove.board.board import EMPTY, Board
+from gomove.board.board import EMPTY, SIZE, Board, W
 from gomove.board.zobrist import PATTERN_SEED
 
 P_EMPTY = 0
@@ -88,7 +88,7 @@ def make_templates(min_radius: int = 3, max_radius: int = MAX_RADIUS) -> Templat
     radii = tuple(range(min_radius, max_radius + 1))
     ends = np.array([int(np.sum(dist <= r)) for r in radii], dtype=np.int64)
     perm = np.array(
-        [[index[sym(int(x), int(y))] for x, y in zip(dx, dy)] for sym in SYMMETRIES],
+        [[index[sym(int(x), int(y))] for x, y in zip(dx, dy, strict=True)] for sym in SYMMETRIES],
         dtype=np.int64,
     )
     # keys depend on the offset itself, not on its order, so that templates
@@ -98,7 +98,9 @@ def make_templates(min_radius: int = 3, max_radius: int = MAX_RADIUS) -> Templat
     all_keys = rng.integers(
         1, np.iinfo(np.uint64).max, size=(span_keys, span_keys, 4), dtype=np.uint64
     )
-    keys = np.stack([all_keys[y + 2 * MAX_RADIUS, x + 2 * MAX_RADIUS] for x, y in zip(dx, dy)])
+    keys = np.stack(
+        [all_keys[y + 2 * MAX_RADIUS, x + 2 * MAX_RADIUS] for x, y in zip(dx, dy, strict=True)]
+    )
     return Templates(radii, dx, dy, ends, perm, keys)
 
 
@@ -115,8 +117,8 @@ def pattern_hashes(
     out: np.ndarray,
 ) -> None:
     """Canonical hash of every nested template around loc into out[R]."""
-    size = b.info[0]
-    w = b.info[1]
+    size = b.info[SIZE]
+    w = b.info[W]
     row = loc // w - 1
     col = loc % w - 1
     h = np.zeros(8, dtype=np.uint64)

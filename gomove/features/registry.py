@@ -4,7 +4,10 @@ Terms:
 - group: a feature with mutually exclusive levels (Coulom's "feature").
 - level: 1..L within a group; 0 means the group is absent from a candidate.
 - global index: 0 is the shared ``none`` index; level l of group g is
-  ``offsets[g] + l - 1``. Offsets are computed from the groups, never kept by hand.
+  ``feature_index(offsets[g], l)`` = ``offsets[g] + l - 1``. Offsets are computed
+  from the groups, never kept by hand.
+- span: (name, offset, size) of a group, ``Registry.group_spans()``: its
+  levels are the global indices [offset, offset + size).
 - name: ``group:level_name`` (``capture:ladder``, ``shape:r6:0x1f3a...``),
   so any model's parameters print as a readable table.
 
@@ -18,10 +21,26 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 NONE_INDEX = 0
+
+
+@njit(cache=True, inline="always")
+def feature_index(offset, level):
+    """The global index of level (>= 1) of the group at offset (scalars or arrays)."""
+    return offset + level - 1
+
+
+class GroupSpan(NamedTuple):
+    """A group's place among the global indices: [offset, offset + size)."""
+
+    name: str
+    offset: int
+    size: int
 
 
 @dataclass(frozen=True)
@@ -48,6 +67,13 @@ class Registry:
     def group_names(self) -> tuple[str, ...]:
         return tuple(g.name for g in self.groups)
 
+    def group_spans(self) -> list[GroupSpan]:
+        """(name, offset, size) of every group, in order (group g is column g of feat)."""
+        return [
+            GroupSpan(g.name, int(o), int(s))
+            for g, o, s in zip(self.groups, self.offsets, self.sizes, strict=True)
+        ]
+
     def group_index(self, name: str) -> int:
         try:
             return self.group_names.index(name)
@@ -60,7 +86,7 @@ class Registry:
             level = self.groups[g].levels.index(level) + 1
         if not 1 <= level <= self.sizes[g]:
             raise ValueError(f"group {group!r} has levels 1..{self.sizes[g]}, not {level}")
-        return int(self.offsets[g] + level - 1)
+        return int(feature_index(self.offsets[g], level))
 
     def name(self, index: int) -> str:
         if index == NONE_INDEX:
@@ -75,14 +101,14 @@ class Registry:
     def group_of(self) -> np.ndarray:
         """int64[F]: the group of each global index (-1 for none)."""
         out = np.full(self.n_features, -1, dtype=np.int64)
-        for g, (o, s) in enumerate(zip(self.offsets, self.sizes)):
+        for g, (o, s) in enumerate(zip(self.offsets, self.sizes, strict=True)):
             out[o : o + s] = g
         return out
 
     def global_indices(self, levels: np.ndarray) -> np.ndarray:
         """levels[..., G] (0 = absent) -> global indices[..., G]."""
         levels = np.asarray(levels, dtype=np.int64)
-        return np.where(levels > 0, levels + (self.offsets - 1), NONE_INDEX)
+        return np.where(levels > 0, feature_index(self.offsets, levels), NONE_INDEX)
 
     def to_dict(self) -> dict:
         return {"groups": [{"name": g.name, "levels": list(g.levels)} for g in self.groups]}

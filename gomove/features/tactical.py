@@ -44,6 +44,7 @@ from gomove.board.board import (
     SIZE,
     WHITE,
     Board,
+    W,
     adjacent_strings,
     captures_of,
     copy_board,
@@ -220,7 +221,7 @@ def tactical_levels(
     headed at loc in this position; the caller resets it per position.
     """
     opp = 3 - color
-    w = b.info[1]
+    w = b.info[W]
     size = b.info[SIZE]
     last = b.info[LAST]
     last2 = b.info[LAST2]

@@ -46,6 +46,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from gomove.models.fbt_kernels import scatter_team_grad
 from gomove.models.mm import masked_log_softmax
 
 
@@ -140,8 +141,6 @@ class _TeamStrength(torch.autograd.Function):
         bags, s = ctx.saved_tensors
         out = grad.new_zeros(ctx.n_rows, s.shape[1])
         if grad.device.type == "cpu":
-            from gomove.models.fbt_kernels import scatter_team_grad
-
             scatter_team_grad(out.numpy(), bags.numpy(), s.numpy(), grad.contiguous().numpy())
         else:
             ds = s * grad.unsqueeze(1)

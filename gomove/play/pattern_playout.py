@@ -70,6 +70,7 @@ from gomove.board.board import (
     play_arrays,
 )
 from gomove.board.coords import NO_MOVE, PASS
+from gomove.board.playout import area_score, is_eye, next_random, restore_board, seed_state
 from gomove.features.light import (
     DIAG_BASE,
     S_EMPTY,
@@ -81,7 +82,6 @@ from gomove.features.light import (
     light_code,
     self_atari_at,
 )
-from gomove.play.playout import area_score, is_eye, next_random, restore_board, seed_state
 
 _UNIT = 1.0 / 9007199254740992.0  # 2**-53
 MAX_TRIES = 64  # rejections in a row before a move is drawn by a full scan

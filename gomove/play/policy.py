@@ -1,11 +1,8 @@
-"""PatternPolicy: the learnt light-feature gammas as the playouts use them, and its file.
+"""PatternPolicy: the learnt light-feature gammas (features.light_gammas) as the playouts use them.
 
 Terms:
-- policy file (``policy.npz``, written by ``train.py features=light`` next to
-  model.pt): ``format_version``; ``pattern`` float64[light.N_RAW], the gamma
-  of every raw 3x3 code (its canonical level's; 1 for a code no board shows);
-  ``capture``, ``extension``, ``self_atari``, ``contiguity`` and ``pass``,
-  float64[levels + 1], the gamma of each level with index 0 (absent) = 1.
+- policy file: gomove.features.light_gammas (``policy.npz``); PatternPolicy is
+  a LightGammas, so ``PatternPolicy.load`` reads it.
 - kernel tables (``PatternPolicy.tables()``, pattern_playout.PolicyTables):
   the file's gammas by pattern3x3 level, plus what a level's 3x3 code tells
   without the board: playable (board.is_legal up to ko and not playout.is_eye,
@@ -27,11 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from gomove.board.board import Board, new_board
-from gomove.data.atomic import atomic_save_npz
+from gomove.board.playout import check_playout_args
 from gomove.features.light import (
     CAPTURE_OTHER,
-    LIGHT_LEVELS,
-    N_RAW,
     S_EMPTY,
     S_OPP_ATARI,
     S_OWN,
@@ -40,12 +35,9 @@ from gomove.features.light import (
     pattern_levels,
     swap_colors,
 )
-from gomove.features.registry import Registry
+from gomove.features.light_gammas import LEVEL_GROUPS, LightGammas
 from gomove.play.pattern_playout import PolicyTables, code_flags, pattern_playouts
-from gomove.play.playout import check_playout_args
-
-POLICY_VERSION = 1
-LEVEL_GROUPS = ("capture", "extension", "self_atari", "contiguity", "pass")
+from gomove.train.checkpoint import load_checkpoint
 
 
 @lru_cache(maxsize=1)
@@ -83,73 +75,19 @@ def level_masks() -> dict[str, np.ndarray]:
 
 
 @dataclass
-class PatternPolicy:
-    pattern: np.ndarray  # float64[N_RAW]
-    capture: np.ndarray  # float64[5]
-    extension: np.ndarray  # float64[2]
-    self_atari: np.ndarray  # float64[2]
-    contiguity: np.ndarray  # float64[2]
-    pass_: np.ndarray  # float64[3], not used by the playouts
+class PatternPolicy(LightGammas):
+    """The gammas of a policy file plus the kernel tables built from them (once)."""
+
     _tables: PolicyTables | None = field(default=None, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        want = {g: len(LIGHT_LEVELS[g]) + 1 for g in LEVEL_GROUPS}
-        for g, n in want.items():
-            a = np.asarray(self._level(g), dtype=np.float64)
-            if a.shape != (n,) or a[0] != 1.0 or not (a > 0).all():
-                raise ValueError(f"policy {g} gammas must be float64[{n}], positive, [0] = 1")
-        if self.pattern.shape != (N_RAW,) or not (self.pattern > 0).all():
-            raise ValueError(f"policy pattern gammas must be positive float64[{N_RAW}]")
-
-    def _level(self, group: str) -> np.ndarray:
-        return self.pass_ if group == "pass" else getattr(self, group)
-
-    @classmethod
-    def neutral(cls) -> PatternPolicy:
-        """Every gamma 1: uniform over the legal moves that fill no own eye."""
-        ones = {g: np.ones(len(LIGHT_LEVELS[g]) + 1) for g in LEVEL_GROUPS}
-        return cls(np.ones(N_RAW), *(ones[g] for g in LEVEL_GROUPS))
-
-    @classmethod
-    def from_gammas(cls, registry: Registry, log_gamma: np.ndarray) -> PatternPolicy:
-        """From a light-feature model: log_gamma[F] indexed as registry says."""
-        log_gamma = np.asarray(log_gamma, dtype=np.float64)
-        gamma = {}
-        for g in (*LEVEL_GROUPS, "pattern3x3"):
-            o = int(registry.offsets[registry.group_index(g)])
-            n = int(registry.sizes[registry.group_index(g)])
-            gamma[g] = np.concatenate([[1.0], np.exp(log_gamma[o : o + n])])
-        level_codes, raw_to_level = pattern_levels()
-        if len(gamma["pattern3x3"]) != len(level_codes) + 1:
-            raise ValueError("the registry's pattern3x3 levels are not light.pattern_levels()")
-        return cls(gamma["pattern3x3"][raw_to_level], *(gamma[g] for g in LEVEL_GROUPS))
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> PatternPolicy:
         """From a model.pt of ``train.py model=mm features=light``."""
-        from gomove.train.checkpoint import load_checkpoint
-
         state = load_checkpoint(path)
         model = state["module"]
         if not hasattr(model, "log_gamma"):
             raise ValueError(f"{path}: a pattern policy needs an mm model's gammas")
         return cls.from_gammas(state["extractor"].registry, model.log_gamma.numpy())
-
-    def save(self, path: str | Path) -> None:
-        atomic_save_npz(
-            path,
-            format_version=np.array([POLICY_VERSION]),
-            pattern=self.pattern,
-            **{g: self._level(g) for g in LEVEL_GROUPS},
-        )
-
-    @classmethod
-    def load(cls, path: str | Path) -> PatternPolicy:
-        with np.load(path) as z:
-            version = int(z["format_version"][0])
-            if version != POLICY_VERSION:
-                raise ValueError(f"{path}: policy format {version}, expected {POLICY_VERSION}")
-            return cls(z["pattern"], *(z[g] for g in LEVEL_GROUPS))
 
     def tables(self) -> PolicyTables:
         """The arrays the playout kernels read (module docstring), built once."""

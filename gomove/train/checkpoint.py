@@ -9,8 +9,6 @@ fbt/lfr, empty for mm) and its parameters (the state dict).
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from gomove.data.atomic import atomic_write_text
+from gomove.atomic import atomic_write, atomic_write_text
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import PatternTable
@@ -45,27 +43,11 @@ def save_checkpoint(
         "model_args": {"k": int(model.k)} if hasattr(model, "k") else {},
         "registry": ex.registry.to_dict(),
         "features": OmegaConf.to_container(OmegaConf.structured(ex.cfg)),
-        "patterns": None
-        if table is None
-        else {
-            "hashes": table.hashes,
-            "radius": table.radius,
-            "count": table.count,
-            "min_radius": table.min_radius,
-            "max_radius": table.max_radius,
-            "min_count": table.min_count,
-        },
+        "patterns": None if table is None else table.to_dict(),
         "config": OmegaConf.to_container(cfg, resolve=True) if OmegaConf.is_config(cfg) else cfg,
         "history": history or [],
     }
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        torch.save(state, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda f: torch.save(state, f))
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
@@ -77,18 +59,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             f"{path}: checkpoint version {state.get('version')}, expected {CHECKPOINT_VERSION}"
         )
     p = state["patterns"]
-    table = (
-        None
-        if p is None
-        else PatternTable(
-            np.asarray(p["hashes"], dtype=np.uint64),
-            np.asarray(p["radius"]),
-            np.asarray(p["count"]),
-            p["min_radius"],
-            p["max_radius"],
-            p["min_count"],
-        )
-    )
+    table = None if p is None else PatternTable.from_dict(p)
     ex = FeatureExtractor(FeatureConfig(**state["features"]), table)
     if ex.registry != Registry.from_dict(state["registry"]):
         raise ValueError(
@@ -129,12 +100,12 @@ def write_gamma_table(
         return cells + (f" {v_norm[i]:.3f} |" if v_norm is not None else "")
 
     shapes = []  # pattern groups: shape, and light.py's pattern3x3
-    for group, off in zip(reg.groups, reg.offsets):
+    for group, off in zip(reg.groups, reg.offsets, strict=True):
         idx = np.arange(off, off + len(group))
         if group.name in PATTERN_GROUPS:
             shapes.append((group, idx))
             continue
-        lines += [row(group.name, lv, int(i)) for lv, i in zip(group.levels, idx)]
+        lines += [row(group.name, lv, int(i)) for lv, i in zip(group.levels, idx, strict=True)]
     for group, idx in shapes:
         order = idx[np.argsort(-log_gamma[idx])]
         lines += [

@@ -20,6 +20,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
 from gomove.features.config import FeatureConfig
+from gomove.samples import sample_path
 
 
 @dataclass
@@ -54,6 +55,65 @@ class ModelConfig:
     flat: bool = True
 
 
+SCHEDULES = ("constant", "cosine", "step")
+OPTIMIZERS = ("adam", "sgd")
+INITS = ("random", "mm")
+
+
+@dataclass
+class SGDConfig:
+    """FBT/LFR training. Defaults: chosen on the embedded sample (see README, "Models").
+
+    name: "fbt" (softmax over all candidates) or "lfr" (pairwise, winner vs each other).
+    k: latent dimension (0: no interactions, Bradley-Terry fitted by gradient).
+    lr, schedule ("constant" | "cosine" | "step": times lr_gamma every lr_step epochs).
+    epochs, batch_size (positions per step).
+    lambda_w, lambda_v: L2 weights (added in full to every batch's mean loss).
+    init ("random" | "mm"), mm_iters (MM iterations for init "mm"),
+    init_checkpoint (a model.pt to start from; overrides init), init_std (of v).
+    sample: 0 for the full gradient, S > 0 for the sampled gradient (fbt only).
+    optimizer: "adam" or "sgd" (with ``momentum``, Nesterov when momentum > 0).
+    seed: parameters, shuffling, sampling.
+    flat: read by run.py: hold the training set flat and train with the flat
+    engine (CPU only; false, or CUDA: padded batches and torch).
+    """
+
+    name: str = "fbt"
+    k: int = 10
+    lr: float = 0.02
+    schedule: str = "cosine"
+    lr_gamma: float = 0.1
+    lr_step: int = 10
+    epochs: int = 10
+    batch_size: int = 128
+    lambda_w: float = 1e-5
+    lambda_v: float = 1e-4
+    init: str = "random"
+    mm_iters: int = 3
+    init_checkpoint: str | None = None
+    init_std: float = 0.01
+    sample: int = 0
+    optimizer: str = "adam"
+    momentum: float = 0.9
+    seed: int = 0
+    flat: bool = True
+
+    def validate(self) -> None:
+        if self.name not in ("fbt", "lfr"):
+            raise ValueError(f"name must be 'fbt' or 'lfr', not {self.name!r}")
+        if self.name == "lfr" and self.sample:
+            raise ValueError("sample applies to fbt only (LFR has no softmax to sample from)")
+        for key, value, allowed in (
+            ("schedule", self.schedule, SCHEDULES),
+            ("optimizer", self.optimizer, OPTIMIZERS),
+            ("init", self.init, INITS),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{key} must be one of {allowed}, not {value!r}")
+        if self.k < 0 or self.sample < 0 or self.epochs < 0 or self.batch_size < 1:
+            raise ValueError("k, sample and epochs must be >= 0 and batch_size >= 1")
+
+
 @dataclass
 class Config:
     data: DataConfig = MISSING
@@ -66,19 +126,15 @@ class Config:
     device: str = "auto"
     progress: bool = True
     threads: int | None = None  # torch threads (None: torch's default)
-    checkpoint: str | None = None  # python -m gomove.evaluate checkpoint=PATH
+    checkpoint: str | None = None  # gomove-evaluate checkpoint=PATH
 
 
 def _sample(name: str) -> str:
-    from gomove.samples import sample_path
-
     return sample_path(name)
 
 
 def register() -> None:
     """Register the schemas and the ${sample:NAME} resolver (idempotent)."""
-    from gomove.train.sgd import SGDConfig
-
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=Config)
     cs.store(group="data", name="base_data", node=DataConfig)

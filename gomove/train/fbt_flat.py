@@ -28,7 +28,6 @@ model whatever the thread count (each kernel's sums run in a fixed order).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,11 +36,8 @@ from gomove.data.shards import level_dtype
 from gomove.features.registry import Registry
 from gomove.models.fbt import FactorizationBT
 from gomove.train import fbt_flat_kernels as kernels
-from gomove.train.flat import load_columns
-
-if TYPE_CHECKING:
-    from gomove.train.flat import FlatTeams
-    from gomove.train.sgd import SGDConfig
+from gomove.train.config import SGDConfig
+from gomove.train.flat import FlatTeams, load_columns
 
 NARROW = 256  # groups of fewer levels are held as uint8
 
@@ -88,7 +84,7 @@ class FlatPositions:
         # the kernels index the table unchecked: every global index must be < n_features
         tops = [
             o + int(lev.max(initial=0))
-            for o, lev in zip([*self.offs8, *self.offsw], [*lev8.T, *levw.T])
+            for o, lev in zip([*self.offs8, *self.offsw], [*lev8.T, *levw.T], strict=True)
         ]
         self.min_features = max([1, *tops])
 
@@ -124,14 +120,12 @@ class FlatPositions:
 
     def levels(self) -> list[np.ndarray]:
         """One level array[C] per group, in registry (offset) order (strided views, no copy)."""
-        cols = [(o, lev) for o, lev in zip(self.offs8, self.lev8.T)]
-        cols += [(o, lev) for o, lev in zip(self.offsw, self.levw.T)]
+        cols = [(o, lev) for o, lev in zip(self.offs8, self.lev8.T, strict=True)]
+        cols += [(o, lev) for o, lev in zip(self.offsw, self.levw.T, strict=True)]
         return [lev for _, lev in sorted(cols, key=lambda r: int(r[0]))]
 
     def teams(self) -> FlatTeams:
         """The same positions as a FlatTeams, for MM (init "mm"); the levels are not copied."""
-        from gomove.train.flat import FlatTeams
-
         if self.registry is None:
             raise ValueError("FlatPositions without a registry: cannot build FlatTeams")
         return FlatTeams(self.levels(), self.pos_start, self.winner, self.registry)

@@ -11,7 +11,7 @@ Terms (as in fbt_flat.py):
   in the groups of < 256 levels / the others (a candidate's levels side by
   side: one stream of memory per position); offs8, offsw: int64[G8], [Gw],
   the groups' registry offsets. Level l > 0 of a group at offset o is the
-  global feature o + l - 1; level 0 is absent.
+  global feature registry.feature_index(o, l); level 0 is absent.
 - pos_start: int64[P + 1], position p's candidates are pos_start[p]:pos_start[p + 1];
   winner: int64[P], the expert move's index within its position.
 - mode: FULL (FBT, softmax log-loss, exact gradient), SAMPLED (FBT, the
@@ -25,6 +25,8 @@ import math
 import numpy as np
 from numba import njit
 
+from gomove.features.registry import feature_index
+
 FULL, SAMPLED, LFR = 0, 1, 2
 
 
@@ -35,7 +37,7 @@ def _add_rows(table, lev, offs, c, s, i, width) -> None:
     for g in range(lev.shape[1]):
         lv = np.int64(lev[c, g])
         if lv != 0:
-            r = offs[g] + lv - 1
+            r = feature_index(offs[g], lv)
             for q in range(d):
                 s[i, q] += table[r, q]
 
@@ -64,7 +66,7 @@ def _scatter_rows(grad, lev, offs, c, s, i, coef, width) -> None:
     for g in range(lev.shape[1]):
         lv = np.int64(lev[c, g])
         if lv != 0:
-            r = offs[g] + lv - 1
+            r = feature_index(offs[g], lv)
             grad[r, 0] += coef
             for q in range(1, d):
                 grad[r, q] += coef * s[i, q]

@@ -25,16 +25,15 @@ import torch
 from tqdm.auto import tqdm
 
 from gomove.data.batch import Batch
+from gomove.features.registry import GroupSpan
 from gomove.models.mm import BradleyTerry, accumulate_stats, log_prior, mm_update
 from gomove.train.device import resolve_device
-from gomove.train.report import report_row
+from gomove.train.report import Validate, report_row
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
 
 log = logging.getLogger(__name__)
-
-Group = tuple[str, int, int]  # (name, offset, size); group g is column g of feat
 
 
 @dataclass
@@ -65,7 +64,7 @@ class PassStats:
     n_positions: int
 
 
-def check_batch(batch: Batch, groups: Sequence[Group], n_features: int) -> None:
+def check_batch(batch: Batch, groups: Sequence[GroupSpan], n_features: int) -> None:
     """Raise ValueError unless ``batch`` follows the contract of gomove.data.batch.
 
     Column g may hold only 0 or an index of group g, and the expert move must be
@@ -95,7 +94,7 @@ def collect_stats(
     data: Iterable[Batch],
     columns: Sequence[int],
     device: torch.device,
-    groups: Sequence[Group] | None = None,
+    groups: Sequence[GroupSpan] | None = None,
 ) -> PassStats:
     """One pass over ``data``: MM statistics of ``columns`` and the log-likelihood.
 
@@ -127,10 +126,10 @@ def log_posterior(model: BradleyTerry, data: Iterable[Batch], device: torch.devi
 def train_mm(
     data: Iterable[Batch],
     n_features: int,
-    groups: list[Group],
+    groups: list[GroupSpan],
     cfg: MMConfig,
     device: torch.device | str = "auto",
-    val_data: Iterable[Batch] | None = None,
+    validate: Validate | None = None,
     writer: SummaryWriter | None = None,
     progress: bool = True,
 ) -> tuple[BradleyTerry, list[dict[str, Any]]]:
@@ -141,7 +140,7 @@ def train_mm(
     offset, size) of each column of feat. Row 0 of the history is the start
     (gamma = 1); every row has iter, log_likelihood and log_posterior (per
     position), seconds (of MM, validation excluded), the updates done and each
-    group's last gain, plus val_top1 and val_log_evidence when val_data is
+    group's last gain, plus val_top1 and val_log_evidence when validate is
     given. writer: an optional SummaryWriter getting the same scalars.
     """
     if cfg.schedule not in ("cyclic", "greedy"):
@@ -173,7 +172,7 @@ def train_mm(
     lp = stats.log_likelihood + float(log_prior(model.log_gamma))
     gains = {g: math.inf for g in active}
     history = [_record(0, stats, lp, time.perf_counter() - t0, [], gains, groups)]
-    _report(history[-1], model, val_data, device, writer)
+    _report(history[-1], model, validate, writer)
 
     bar = tqdm(range(1, cfg.max_iters + 1), desc="MM", disable=not progress)
     for it in bar:
@@ -195,7 +194,7 @@ def train_mm(
         inner.close()
         row = _record(it, stats, lp, time.perf_counter() - t0, updated, gains, groups)
         history.append(row)
-        _report(row, model, val_data, device, writer)
+        _report(row, model, validate, writer)
         bar.set_postfix(ll=f"{row['log_likelihood']:.4f}", gain=f"{max(gains.values()):.2e}")
         if all(gains[g] < cfg.tol for g in active):
             log.info("MM converged after %d iterations", it)
@@ -216,7 +215,7 @@ def _record(
     seconds: float,
     updated: list[int],
     gains: dict[int, float],
-    groups: Sequence[Group],
+    groups: Sequence[GroupSpan],
 ) -> dict[str, Any]:
     n = stats.n_positions
     return {
@@ -239,9 +238,8 @@ MM_SCALARS = (
 def _report(
     row: dict[str, Any],
     model: BradleyTerry,
-    val_data: Iterable[Batch] | None,
-    device: torch.device,
+    validate: Validate | None,
     writer: SummaryWriter | None,
 ) -> None:
     """Add validation measures to ``row``, log it and write it to TensorBoard."""
-    report_row(row, model.log_probs, val_data, device, writer, MM_SCALARS, log)
+    report_row(row, model.log_probs, validate, writer, MM_SCALARS, log)

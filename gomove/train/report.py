@@ -1,6 +1,10 @@
 """Per-iteration reporting shared by the trainers: validation, one log line, TensorBoard.
 
 Terms:
+- validate: a function scoring the model being trained on held-out data,
+  ``validate(log_probs) -> {"top1": ..., "log_evidence": ...}``; the caller
+  builds it (gomove.evaluate.measures.validator), so training does not depend
+  on the evaluation layer above it.
 - row: one history row (dict) with ``iter`` and the trainer's scalars.
 - scalar: (row key, TensorBoard tag, log format); the format holds the label,
   e.g. ("log_likelihood", "train/log_likelihood", "log-lik {:.5f}").
@@ -9,18 +13,16 @@ Terms:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import torch
-
-from gomove.data.batch import Batch
-from gomove.evaluate import LogProbsFn, evaluate
+from gomove.models import LogProbsFn
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
 
 Scalar = tuple[str, str, str]
+Validate = Callable[[LogProbsFn], dict[str, float]]
 
 VAL_SCALARS: tuple[Scalar, ...] = (
     ("val_top1", "val/top1", "val top1 {:.4f}"),
@@ -31,17 +33,16 @@ VAL_SCALARS: tuple[Scalar, ...] = (
 def report_row(
     row: dict[str, Any],
     log_probs: LogProbsFn,
-    val_data: Iterable[Batch] | None,
-    device: torch.device,
+    validate: Validate | None,
     writer: SummaryWriter | None,
     scalars: Sequence[Scalar],
     log: logging.Logger,
     unit: str = "iter",
 ) -> None:
-    """Add val_top1 and val_log_evidence to ``row`` when val_data is given, log the
+    """Add val_top1 and val_log_evidence to ``row`` when validate is given, log the
     row's scalars on one line and write them to TensorBoard at step row["iter"]."""
-    if val_data is not None:
-        val = evaluate(log_probs, val_data, device=device)
+    if validate is not None:
+        val = validate(log_probs)
         row["val_top1"] = val["top1"]
         row["val_log_evidence"] = val["log_evidence"]
     shown = [s for s in (*scalars, *VAL_SCALARS) if s[0] in row]

@@ -29,7 +29,7 @@ import logging
 import math
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,77 +38,26 @@ from tqdm.auto import tqdm
 
 from gomove.data.batch import Batch
 from gomove.data.loader import BatchLoader
-from gomove.features.registry import Registry
-from gomove.models.fbt import FactorizationBT, Loss, fbt_loss, lfr_loss, sampled_fbt_grad_loss
+from gomove.features.registry import GroupSpan, Registry
+from gomove.models.fbt import (
+    FactorizationBT,
+    Loss,
+    fbt_loss,
+    init_from_mm,
+    lfr_loss,
+    sampled_fbt_grad_loss,
+)
+from gomove.train.checkpoint import load_checkpoint
+from gomove.train.config import SGDConfig
 from gomove.train.device import resolve_device
-from gomove.train.report import report_row
+from gomove.train.fbt_flat import FlatPositions, FlatSGD
+from gomove.train.mm import MMConfig, train_mm
+from gomove.train.report import Validate, report_row
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
 
-    from gomove.train.fbt_flat import FlatPositions
-
 log = logging.getLogger(__name__)
-
-Group = tuple[str, int, int]  # (name, offset, size), as in gomove.train.mm
-
-SCHEDULES = ("constant", "cosine", "step")
-OPTIMIZERS = ("adam", "sgd")
-INITS = ("random", "mm")
-
-
-@dataclass
-class SGDConfig:
-    """FBT/LFR training. Defaults: chosen on the embedded sample (see README, "Models").
-
-    name: "fbt" (softmax over all candidates) or "lfr" (pairwise, winner vs each other).
-    k: latent dimension (0: no interactions, Bradley-Terry fitted by gradient).
-    lr, schedule ("constant" | "cosine" | "step": times lr_gamma every lr_step epochs).
-    epochs, batch_size (positions per step).
-    lambda_w, lambda_v: L2 weights (added in full to every batch's mean loss).
-    init ("random" | "mm"), mm_iters (MM iterations for init "mm"),
-    init_checkpoint (a model.pt to start from; overrides init), init_std (of v).
-    sample: 0 for the full gradient, S > 0 for the sampled gradient (fbt only).
-    optimizer: "adam" or "sgd" (with ``momentum``, Nesterov when momentum > 0).
-    seed: parameters, shuffling, sampling.
-    flat: read by run.py: hold the training set flat and train with the flat
-    engine (CPU only; false, or CUDA: padded batches and torch).
-    """
-
-    name: str = "fbt"
-    k: int = 10
-    lr: float = 0.02
-    schedule: str = "cosine"
-    lr_gamma: float = 0.1
-    lr_step: int = 10
-    epochs: int = 10
-    batch_size: int = 128
-    lambda_w: float = 1e-5
-    lambda_v: float = 1e-4
-    init: str = "random"
-    mm_iters: int = 3
-    init_checkpoint: str | None = None
-    init_std: float = 0.01
-    sample: int = 0
-    optimizer: str = "adam"
-    momentum: float = 0.9
-    seed: int = 0
-    flat: bool = True
-
-    def validate(self) -> None:
-        if self.name not in ("fbt", "lfr"):
-            raise ValueError(f"name must be 'fbt' or 'lfr', not {self.name!r}")
-        if self.name == "lfr" and self.sample:
-            raise ValueError("sample applies to fbt only (LFR has no softmax to sample from)")
-        for field, value, allowed in (
-            ("schedule", self.schedule, SCHEDULES),
-            ("optimizer", self.optimizer, OPTIMIZERS),
-            ("init", self.init, INITS),
-        ):
-            if value not in allowed:
-                raise ValueError(f"{field} must be one of {allowed}, not {value!r}")
-        if self.k < 0 or self.sample < 0 or self.epochs < 0 or self.batch_size < 1:
-            raise ValueError("k, sample and epochs must be >= 0 and batch_size >= 1")
 
 
 def lr_factor(cfg: SGDConfig, epoch: float) -> float:
@@ -173,7 +122,7 @@ def initial_model(
     n_features: int,
     data: Iterable[Batch],
     device: torch.device,
-    groups: list[Group] | None = None,
+    groups: list[GroupSpan] | None = None,
     registry: Registry | None = None,
     progress: bool = True,
 ) -> FactorizationBT:
@@ -181,8 +130,6 @@ def initial_model(
     gen = torch.Generator().manual_seed(cfg.seed)
     model = FactorizationBT(n_features, cfg.k, cfg.init_std, generator=gen)
     if cfg.init_checkpoint:
-        from gomove.train.checkpoint import load_checkpoint
-
         state = load_checkpoint(cfg.init_checkpoint)
         if registry is not None and state["extractor"].registry != registry:
             raise ValueError(f"{cfg.init_checkpoint}: its feature registry differs from the data's")
@@ -198,16 +145,11 @@ def initial_model(
                 model.v.copy_(params["v"].to(model.v))
         log.info("init from %s (%s)", cfg.init_checkpoint, state["model_name"])
     elif cfg.init == "mm":
-        from gomove.models.fbt import init_from_mm
-        from gomove.train.mm import MMConfig, train_mm
-
         if groups is None:
             if not isinstance(data, BatchLoader):
                 raise ValueError("init 'mm' needs the feature groups (or a BatchLoader)")
             reg = data.dataset.registry
-            groups = [
-                (g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)
-            ]
+            groups = reg.group_spans()
         mm, _ = train_mm(
             data,
             n_features,
@@ -226,10 +168,10 @@ def train_sgd(
     n_features: int,
     cfg: SGDConfig,
     device: torch.device | str = "auto",
-    val_data: Iterable[Batch] | None = None,
+    validate: Validate | None = None,
     writer: SummaryWriter | None = None,
     progress: bool = True,
-    groups: list[Group] | None = None,
+    groups: list[GroupSpan] | None = None,
     registry: Registry | None = None,
 ) -> tuple[FactorizationBT, list[dict[str, Any]]]:
     """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
@@ -241,13 +183,11 @@ def train_sgd(
     log_likelihood (mean log P(expert move) under the softmax, likewise),
     seconds (training only, wall time), cpu_seconds (the process's CPU time:
     on a shared machine, the cost without the waiting), lr (at the epoch's
-    end), and val_top1 / val_log_evidence when val_data is given. writer gets
+    end), and val_top1 / val_log_evidence when validate is given (report.Validate). writer gets
     train/loss, train/log_likelihood, train/lr, val/top1, val/log_evidence
     and time/seconds_per_epoch. groups / registry: only for init "mm" on a plain
     list of batches / to check an init_checkpoint's features.
     """
-    from gomove.train.fbt_flat import FlatPositions, FlatSGD
-
     cfg.validate()
     device = resolve_device(device)
     torch.manual_seed(cfg.seed)
@@ -259,9 +199,7 @@ def train_sgd(
         init_data = data.teams()
         if groups is None and data.registry is not None:
             reg = data.registry
-            groups = [
-                (g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)
-            ]
+            groups = reg.group_spans()
     model = initial_model(cfg, n_features, init_data, device, groups, registry, progress)
     del init_data
     steps: FlatSGD | _PaddedSteps
@@ -279,7 +217,7 @@ def train_sgd(
     for batch in steps:
         sums.add(*steps.measure(batch))
     history = [sums.row(0, t0, c0, cfg.lr * lr_factor(cfg, 0))]
-    _report(history[-1], model, val_data, device, writer)
+    _report(history[-1], model, validate, writer)
 
     bar = tqdm(range(1, cfg.epochs + 1), desc=cfg.name.upper(), disable=not progress)
     seen = 0
@@ -298,7 +236,7 @@ def train_sgd(
             seen += n
         row = sums.row(epoch, t0, c0, lr)
         history.append(row)
-        _report(row, model, val_data, device, writer)
+        _report(row, model, validate, writer)
         bar.set_postfix(loss=f"{row['loss']:.4f}", ll=f"{row['log_likelihood']:.4f}")
     bar.close()
     model.eval()
@@ -382,9 +320,8 @@ SGD_SCALARS = (
 def _report(
     row: dict[str, Any],
     model: FactorizationBT,
-    val_data: Iterable[Batch] | None,
-    device: torch.device,
+    validate: Validate | None,
     writer: SummaryWriter | None,
 ) -> None:
     """Add validation measures to ``row``, log it and write it to TensorBoard."""
-    report_row(row, model.log_probs, val_data, device, writer, SGD_SCALARS, log, "epoch")
+    report_row(row, model.log_probs, validate, writer, SGD_SCALARS, log, "epoch")

@@ -1,4 +1,7 @@
-"""run(cfg): data -> features -> datasets -> model -> evaluation, the whole of train.py.
+"""run(cfg): data -> features -> datasets -> model -> evaluation, the whole of ``gomove-train``.
+
+The experiment layer: it sits on top of training and evaluation and ties them
+together; ``evaluate_checkpoint`` is ``gomove-evaluate``.
 
 Writes into the run directory: ``model.pt`` (checkpoint: registry, pattern
 table, parameters, config), ``gammas.md`` (Coulom's Table 1 as learned),
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
+import resource
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,23 +22,29 @@ from typing import Any
 import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
+from torch.utils.tensorboard import SummaryWriter
 
 from gomove.data.dataset import Dataset, build_dataset, harvest_cached
-from gomove.data.games import ReadConfig
 from gomove.data.loader import BatchLoader
-from gomove.evaluate import evaluate, format_table, write_report
+from gomove.evaluate.measures import evaluate, validator
+from gomove.evaluate.report import format_table, write_report
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
+from gomove.features.light_gammas import LightGammas
+from gomove.reading.games import ReadConfig
 from gomove.train.checkpoint import load_checkpoint, save_checkpoint, write_gamma_table
+from gomove.train.config import SGDConfig
 from gomove.train.device import resolve_device
+from gomove.train.fbt_flat import FlatPositions
+from gomove.train.flat import FlatTeams
+from gomove.train.mm import MMConfig, train_mm
+from gomove.train.sgd import train_sgd
 
 log = logging.getLogger(__name__)
 
 
 def peak_rss_mb() -> float:
     """Peak resident memory of this process (training, evaluation) in MB."""
-    import resource
-
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -137,24 +147,19 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
         flat = False
     if flat:
         if cfg.model.name == "mm":
-            from gomove.train.flat import FlatTeams
-
             train_loader = FlatTeams.from_dataset(data.train, device, progress=cfg.progress)
         else:
-            from gomove.train.fbt_flat import FlatPositions
-
             train_loader = FlatPositions.from_dataset(data.train, progress=cfg.progress)
         log.info("training set in memory: %.2f GB", train_loader.nbytes() / 1e9)
     else:
         train_loader = BatchLoader(data.train, batch_size=bs, in_memory=True)
     val_loader = BatchLoader(data.val, batch_size=bs, in_memory=True) if data.val else None
+    validate = validator(val_loader, device) if val_loader is not None else None
     test_loader = BatchLoader(data.test, batch_size=bs)
-
-    from torch.utils.tensorboard import SummaryWriter
 
     writer = SummaryWriter(str(out / "tb"))
     t0 = time.perf_counter()
-    model, history = train_model(cfg, reg, train_loader, val_loader, device, writer)
+    model, history = train_model(cfg, reg, train_loader, validate, device, writer)
     train_seconds = time.perf_counter() - t0
     writer.close()
 
@@ -181,32 +186,26 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
 
 
 def write_policy(path: Path, model, reg) -> None:
-    """The playout policy of a light-feature model (gomove.play.policy), next to model.pt."""
+    """The playout policy of a light-feature model (features.light_gammas), next to model.pt."""
     if not hasattr(model, "log_gamma"):
         log.info("no playout policy: a pattern policy needs an mm model's gammas")
         return
-    from gomove.play.policy import PatternPolicy
-
     log_gamma = model.log_gamma.detach().cpu().double().numpy()
-    PatternPolicy.from_gammas(reg, log_gamma).save(path)
+    LightGammas.from_gammas(reg, log_gamma).save(path)
     log.info("playout policy: %s", path)
 
 
 def sgd_config(cfg: DictConfig):
-    """cfg.model of an fbt/lfr run as a checked gomove.train.sgd.SGDConfig."""
-    from gomove.train.sgd import SGDConfig
-
+    """cfg.model of an fbt/lfr run as a checked gomove.train.config.SGDConfig."""
     sgd_cfg = SGDConfig(**OmegaConf.to_container(cfg.model, resolve=True))
     sgd_cfg.validate()
     return sgd_cfg
 
 
-def train_model(cfg, reg, train_loader, val_loader, device, writer):
+def train_model(cfg, reg, train_loader, validate, device, writer):
     name = cfg.model.name
-    groups = [(g.name, int(o), int(s)) for g, o, s in zip(reg.groups, reg.offsets, reg.sizes)]
+    groups = reg.group_spans()
     if name == "mm":
-        from gomove.train.mm import MMConfig, train_mm
-
         mm_cfg = MMConfig(
             max_iters=cfg.model.max_iters,
             tol=cfg.model.tol,
@@ -219,19 +218,17 @@ def train_model(cfg, reg, train_loader, val_loader, device, writer):
             groups,
             mm_cfg,
             device=device,
-            val_data=val_loader,
+            validate=validate,
             writer=writer,
             progress=cfg.progress,
         )
     if name in ("fbt", "lfr"):
-        from gomove.train.sgd import train_sgd
-
         return train_sgd(
             train_loader,
             reg.n_features,
             sgd_config(cfg),
             device=device,
-            val_data=val_loader,
+            validate=validate,
             writer=writer,
             progress=cfg.progress,
             groups=groups,

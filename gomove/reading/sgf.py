@@ -11,7 +11,7 @@ Terms:
   cannot decode in the root properties read here), ``size`` (SZ[] missing from
   the allowed sizes, or not a number), ``move`` (a move value off the board or
   malformed), ``setup`` (a bad AB/AW value, or setup stones after the root).
-  gomove.data.games adds ``illegal``, ``read`` and the filter reasons.
+  gomove.reading.games adds ``illegal``, ``read`` and the filter reasons.
 
 This module checks only the record's form; the rules (occupied points, suicide,
 ko) are gomove.board's job.

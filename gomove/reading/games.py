@@ -9,7 +9,7 @@ Terms:
 - record: one SGF file or archive member, named ``path`` or ``archive:member``.
 - skip: a record that yields no game, counted by reason in ReadStats:
   failures (``read``, ``parse``, ``encoding``, ``move``, ``setup``,
-  ``illegal``; see gomove.sgf) and filters (FILTER_REASONS: ``size``,
+  ``illegal``; see gomove.reading.sgf) and filters (FILTER_REASONS: ``size``,
   ``handicap``, ``short``). ``strict`` turns failures, never filters, into errors.
 """
 
@@ -40,8 +40,8 @@ from gomove.board.board import (
     replay_locs,
 )
 from gomove.board.coords import MAX_SIZE, MIN_SIZE, loc_to_gtp
-from gomove.data.replay import game_arrays, start_board
-from gomove.sgf import Game, GameError, parse_game
+from gomove.board.replay import game_arrays, start_board
+from gomove.reading.sgf import Game, GameError, parse_game
 
 FILTER_REASONS = ("size", "handicap", "short")
 SGF_SUFFIXES = (".sgf",)

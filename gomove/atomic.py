@@ -1,0 +1,43 @@
+"""Atomic writes: a file appears whole or not at all, so an interrupted run loses nothing.
+
+``atomic_write(path, write)`` is the one mechanism: ``write`` fills a temporary
+file beside ``path``, which then replaces it in one rename. The npz, text and
+JSON forms (and the checkpoints' torch.save) are calls of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+
+def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
+    """Write path through ``write(file)`` on a temporary file renamed into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_save_npz(path: str | Path, **arrays: np.ndarray) -> None:
+    atomic_write(path, lambda f: np.savez(f, **arrays))
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write(path, lambda f: f.write(text.encode()))
+
+
+def atomic_write_json(path: str | Path, obj: object) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,1 @@
+"""Command-line entry points: thin wrappers over the library (see README, Modules)."""

@@ -1,0 +1,48 @@
+"""``gomove-bench`` (``python bench.py``): benchmarks, JSON lines out.
+
+    gomove-bench [replay] [extract] [mm] [fbt] [playout] [mc-owner]
+
+Reads real games from ../shared/data when present, else the embedded sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gomove import benchmarks
+
+ALL = ("replay", "extract", "mm", "fbt", "playout", "mc-owner")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="gomove-bench", description=__doc__)
+    p.add_argument("which", nargs="*", help=f"any of {ALL} (default: all)")
+    p.add_argument("--data", help="games to read (default: ../shared/data month 1)")
+    p.add_argument("--games", type=int, default=200, help="games timed")
+    p.add_argument("--harvest-games", type=int, default=1000, help="games harvested for shapes")
+    p.add_argument("--mm-games", type=int, default=1000, help="training games for `mm` and `fbt`")
+    p.add_argument("--mm-iters", type=int, default=2, help="MM iterations timed")
+    p.add_argument("--owner-games", type=int, default=5, help="games timed by `mc-owner`")
+    p.add_argument("--cache-dir", default="cache", help="where `mm` and `fbt` keep their dataset")
+    p.add_argument(
+        "--policy", help="policy.npz of `train.py features=light` for `playout` (default: gammas 1)"
+    )
+    a = p.parse_args(argv)
+    unknown = set(a.which) - set(ALL)
+    if unknown:
+        p.error(f"unknown benchmarks {sorted(unknown)}; choose from {ALL}")
+    benchmarks.run(
+        a.which or list(ALL),
+        a.data,
+        a.games,
+        a.harvest_games,
+        a.mm_games,
+        a.mm_iters,
+        a.cache_dir,
+        owner_games=a.owner_games,
+        policy_path=a.policy,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The Hydra configs, one folder per group, shipped in the package for the console scripts."""

@@ -1,0 +1,1 @@
+"""Reading game records: SGF files, folders and archives -> validated games."""

@@ -1,0 +1,169 @@
+"""Helpers shared by the test modules: synthetic batches, models, positions, configs, boards.
+
+(Fixtures live in conftest.py; slow, obviously-correct oracles in reference.py.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import reference as ref
+import torch
+from hydra import compose, initialize_config_dir
+
+from gomove.board.board import (
+    SIZE,
+    TO_MOVE,
+    Board,
+    copy_board,
+    is_legal,
+    legal_moves,
+    new_board,
+    play,
+)
+from gomove.board.coords import NO_MOVE, PASS
+from gomove.data.batch import Batch
+from gomove.models.fbt import FactorizationBT
+
+F64 = torch.float64
+
+
+def check_replay(start: Board, color: int, moves: list[int], final: Board) -> None:
+    """Replay moves on a fresh copy: legal, no own-eye fills, passes only when forced."""
+    size = int(start.info[SIZE])
+    b = copy_board(start)
+    for i, loc in enumerate(moves):
+        if loc == PASS:
+            playable = [
+                p
+                for p in ref.board_points(size)
+                if is_legal(b, p, color) and not ref.oracle_is_eye(b.color, p, color, size)
+            ]
+            assert playable == [], f"move {i}: passed with {len(playable)} moves available"
+        else:
+            assert is_legal(b, loc, color), f"move {i}: illegal move {loc}"
+            assert not ref.oracle_is_eye(b.color, loc, color, size), f"move {i}: filled own eye"
+        play(b, loc, color)
+        color = 3 - color
+    assert np.array_equal(b.color, final.color)
+
+
+EYES = """
+. X . X O . O . .
+X X X X O . X O X
+. . X . X O X . X
+. . X X X . X X .
+. . . . . . . . .
+. X X X . O O O .
+X X . X . O . O .
+. O X X . O O O O
+O . X . . . X . .
+"""
+
+
+CORNER = """
+. X O . . . . . .
+X X O . . . . . .
+O O O . . . . . .
+""" + "\n".join([". . . . . . . . ."] * 6)
+
+
+CONFIGS = str(Path(__file__).resolve().parents[1] / "gomove" / "configs")
+
+
+def cfg_of(overrides: list[str]):
+    with initialize_config_dir(config_dir=CONFIGS, version_base="1.3"):
+        return compose(config_name="config", overrides=overrides)
+
+
+def tiny(games, tmp_path, extra=()):
+    train, test = games
+    return cfg_of(
+        [
+            f"data.train={train}",
+            f"data.test={test}",
+            "data.sizes=[9]",
+            "data.workers=1",
+            f"data.cache_dir={tmp_path / 'cache'}",
+            "features.min_count=2",
+            "features.max_radius=6",
+            "model.max_iters=2",
+            "progress=false",
+            *extra,
+        ]
+    )
+
+
+def random_position(rnd, size: int, n_moves: int):
+    """Play up to n_moves random legal moves (pass 1 time in 15) on a fresh board.
+
+    Returns (board, last, last2, ko) with the previous moves and the simple-ko
+    point recomputed by the oracle (reference.ko_after) as the game went.
+    """
+    b = new_board(size)
+    out = np.zeros(size * size + 1, np.int64)
+    last = last2 = NO_MOVE
+    ko = -1
+    for _ in range(n_moves):
+        color = int(b.info[TO_MOVE])
+        n = legal_moves(b, color, False, out)
+        loc = PASS if n == 0 or rnd.random() < 1 / 15 else int(out[rnd.randrange(n)])
+        ko = -1 if loc == PASS else ref.ko_after(b.color, loc, color, size)
+        play(b, loc, color)
+        last, last2 = loc, last
+    return b, last, last2, ko
+
+
+def random_fbt(n_features: int, k: int, seed: int, scale: float = 0.5) -> FactorizationBT:
+    """A float64 model with w ~ N(0, 1) and v ~ N(0, scale^2), index 0 zero."""
+    gen = torch.Generator().manual_seed(seed)
+    model = FactorizationBT(n_features, k, init_std=scale, dtype=F64, generator=gen)
+    with torch.no_grad():
+        model.w.copy_(torch.randn(n_features, generator=gen, dtype=F64))
+        model.w[0] = 0.0
+    return model
+
+
+def make_groups(sizes: list[int]) -> list[tuple[str, int, int]]:
+    offsets = [1 + sum(sizes[:g]) for g in range(len(sizes))]
+    return [(f"g{g}", o, s) for g, (o, s) in enumerate(zip(offsets, sizes, strict=True))]
+
+
+def make_data(
+    true_log_gamma: torch.Tensor,
+    groups: list[tuple[str, int, int]],
+    n_batches: int,
+    batch_size: int,
+    max_cands: int,
+    seed: int,
+    present: float = 0.6,
+) -> list[Batch]:
+    """Positions of random teams (each group present with prob. ``present``), the
+    winner drawn from the true Bradley-Terry probabilities; every batch has its
+    own M and padding rows are zeros."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for k in range(n_batches):
+        m = int(torch.randint(2, max_cands + 1, (), generator=gen))
+        feat = torch.zeros(batch_size, m, len(groups), dtype=torch.long)
+        for g, (_, offset, size) in enumerate(groups):
+            level = torch.randint(0, size, (batch_size, m), generator=gen) + offset
+            keep = torch.rand(batch_size, m, generator=gen) < present
+            feat[:, :, g] = torch.where(keep, level, 0)
+        n_legal = torch.randint(1, m + 1, (batch_size,), generator=gen)
+        mask = torch.arange(m)[None, :] < n_legal[:, None]
+        feat[~mask] = 0
+        logits = true_log_gamma[feat].sum(-1).masked_fill(~mask, float("-inf"))
+        winner = torch.multinomial(torch.softmax(logits, 1), 1, generator=gen)[:, 0]
+        game = torch.arange(batch_size) // 10 + 1000 * k
+        move = torch.arange(batch_size) % 10 * 7
+        out.append(Batch(feat, mask, winner, game, move))
+    return out
+
+
+def random_log_gamma(n_features: int, seed: int, scale: float = 1.0) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    lg = torch.randn(n_features, generator=gen, dtype=torch.float64) * scale
+    lg[0] = 0.0
+    return lg

@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from gomove.board.board import BLACK, SIZE, copy_board, new_board, play, replay_locs
+from gomove.board.board import BLACK, SIZE, copy_board, new_board, play
 from gomove.board.playout import new_rng, playout, run_playouts
-from gomove.board.replay import board_at, game_arrays
+from gomove.board.replay import Rules, board_at, game_arrays, replay
 from gomove.data.dataset import Dataset, build_dataset, harvest_cached
 from gomove.data.loader import BatchLoader
 from gomove.features.config import FeatureConfig
@@ -64,14 +64,14 @@ def bench_replay(games: list, repeats: int = 3) -> list[dict]:
     out = []
     for superko in (False, True):
         b = new_board(19)
-        replay_locs(b, arrays[0].locs[:2], arrays[0].colors[:2], superko)  # compile
+        replay(b, arrays[0].locs[:2], arrays[0].colors[:2], Rules(True, superko))  # compile
         best = 0.0
         for _ in range(repeats):
             t = time.perf_counter()
             moves = 0
             for ga in arrays:
                 b = new_board(ga.size, hist_len=len(ga.locs) + 8)
-                moves += replay_locs(b, ga.locs, ga.colors, superko)
+                moves += replay(b, ga.locs, ga.colors, Rules(True, superko))
             best = max(best, moves / (time.perf_counter() - t))
         out.append(
             emit(
@@ -366,7 +366,7 @@ def bench_playout(
 
 
 def bench_pattern_playout(games: list, policy_path: str | None = None) -> list[dict]:
-    """Pattern-policy playouts per second (gomove/play/pattern_playout.py) on the
+    """Pattern-policy playouts per second (gomove/play/pattern/) on the
     positions of bench_playout; the policy file of ``train.py features=light``,
     or all gammas 1 (``neutral``) when none is given."""
 

@@ -31,10 +31,10 @@ from gomove.board.board import (
     libs_after,
     new_board,
     play,
-    replay_locs,
     string_libs,
 )
 from gomove.board.coords import PASS, loc_to_gtp, to_loc
+from gomove.board.replay import Rules, replay
 
 # --- helpers -----------------------------------------------------------------
 
@@ -609,20 +609,23 @@ def test_triple_ko_superko():
     assert same_diagram(to_text(b), TRIPLE_KO)
 
 
-def test_replay_locs_stops_at_superko():
-    """replay_locs plays the whole cycle with superko=False and stops before
-    the repeating sixth move with superko=True (and at an illegal move)."""
+def test_replay_stops_at_superko():
+    """The replay driver with the Rules visitor plays the whole cycle with
+    superko=False and stops before the repeating sixth move with superko=True
+    (and at an illegal move); with check=False it plays everything given."""
     locs = np.array([loc_of(c, 9) for c in TRIPLE_KO_CYCLE], np.int64)
     colors = np.array([BLACK, WHITE] * 3, np.int64)
     b = board_from(TRIPLE_KO)
-    assert replay_locs(b, locs, colors, True) == 5
+    assert replay(b, locs, colors, Rules(True, True)) == 5
     assert b.info[TO_MOVE] == WHITE and b.color[loc_of("B2", 9)] == EMPTY
     b = board_from(TRIPLE_KO)
-    assert replay_locs(b, locs, colors, False) == 6
+    assert replay(b, locs, colors, Rules(True, False)) == 6
     assert same_diagram(to_text(b), TRIPLE_KO)
     b = board_from(TRIPLE_KO)
     retake = np.array([loc_of("C8", 9), loc_of("B8", 9)], np.int64)
-    assert replay_locs(b, retake, colors[:2], False) == 1  # the simple-ko retake
+    assert replay(b, retake, colors[:2], Rules(True, False)) == 1  # the simple-ko retake
+    b = board_from(TRIPLE_KO)
+    assert replay(b, retake, colors[:2], Rules(False, False)) == 2  # no check: both played
 
 
 # --- libs_after, captures_of, legal_moves against the oracle ----------------

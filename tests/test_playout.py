@@ -1,4 +1,4 @@
-"""Uniform random playouts (gomove/play/playout.py) against slow Python oracles.
+"""Uniform random playouts (gomove/board/playout.py) against slow Python oracles.
 
 Invariants checked: every playout ends (two passes in a row, or max_moves);
 replayed on a fresh copy, every recorded move is legal (``is_legal``), no move
@@ -246,7 +246,7 @@ def test_run_playouts_counts_and_board_unchanged():
 
 def test_first_move_is_uniform():
     """On an empty 3x3 board the first move is uniform over the 9 points
-    (games seeded as playouts() seeds them)."""
+    (games seeded as run_games seeds them)."""
     n = 9000
     start = new_board(3)
     owner = np.zeros(9, np.int8)

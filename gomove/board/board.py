@@ -145,19 +145,48 @@ def adjacent_strings(b: Board, loc: int, color: int) -> tuple[int, int, int, int
 
 
 @njit(cache=True, inline="always")
-def _mark_libs_arrays(bc, nxt, mark, w: int, h: int, gen: int) -> int:
-    """_mark_libs on the board's arrays (bc = b.color)."""
+def liberty_walk(bc, nxt, mark, w: int, h: int, gen: int, skip: int, limit: int, out):
+    """The one walk over a string's liberties (bc = b.color): every other search calls it.
+
+    Walks string h's stones and their empty neighbours other than skip (-1:
+    none). Distinct liberties are marked with gen (a point already marked with
+    gen counts as seen, so several walks with one gen count a union) and the
+    first len(out) are written to out (``mark[:0]`` to write none). Stops once
+    limit (> 0) are found; limit 1 (any one liberty) needs no marks and leaves
+    mark alone.
+    Returns (how many were found, the first one or -1).
+    """
     n = 0
+    first = -1
     s = h
     while True:
         for nb in (s - w, s - 1, s + 1, s + w):
-            if bc[nb] == EMPTY and mark[nb] != gen:
-                mark[nb] = gen
+            if bc[nb] == EMPTY and nb != skip and (limit == 1 or mark[nb] != gen):
+                if limit != 1:
+                    mark[nb] = gen
+                if n < out.shape[0]:
+                    out[n] = nb
+                if n == 0:
+                    first = nb
                 n += 1
+                if n == limit:
+                    return n, first
         s = nxt[s]
         if s == h:
             break
-    return n
+    return n, first
+
+
+@njit(cache=True, inline="always")
+def first_liberty(bc, nxt, mark, w: int, h: int, skip: int) -> int:
+    """A liberty of string h other than skip, or -1 (a string in atari: its only one)."""
+    return liberty_walk(bc, nxt, mark, w, h, 0, skip, 1, mark[:0])[1]
+
+
+@njit(cache=True, inline="always")
+def _mark_libs_arrays(bc, nxt, mark, w: int, h: int, gen: int) -> int:
+    """_mark_libs on the board's arrays (bc = b.color)."""
+    return liberty_walk(bc, nxt, mark, w, h, gen, -1, 0, mark[:0])[0]
 
 
 @njit(cache=True)
@@ -175,19 +204,7 @@ def count_libs(b: Board, h: int) -> int:
 @njit(cache=True)
 def string_libs(b: Board, h: int, out: np.ndarray) -> int:
     """Write up to len(out) distinct liberties of string h into out; return how many."""
-    gen = _next_gen(b)
-    n = 0
-    s = h
-    while True:
-        for nb in neighbours(b, s):
-            if b.color[nb] == EMPTY and b.mark[nb] != gen:
-                b.mark[nb] = gen
-                if n < out.shape[0]:
-                    out[n] = nb
-                n += 1
-        s = b.nxt[s]
-        if s == h:
-            break
+    n, _ = liberty_walk(b.color, b.nxt, b.mark, b.info[W], h, _next_gen(b), -1, 0, out)
     return min(n, out.shape[0])
 
 
@@ -462,21 +479,3 @@ def captures_of(b: Board, loc: int, color: int) -> int:
         if hh != -1 and b.libs[hh] == 1:
             n += b.nstones[hh]
     return n
-
-
-@njit(cache=True)
-def replay_locs(b: Board, locs: np.ndarray, colors: np.ndarray, superko: bool) -> int:
-    """Play a move list, stopping at the first illegal move.
-
-    Returns the number of moves played (len(locs) when all were legal).
-    """
-    for i in range(locs.shape[0]):
-        loc = locs[i]
-        color = colors[i]
-        if loc != PASS:
-            if not is_legal(b, loc, color):
-                return i
-            if superko and is_superko(b, loc, color):
-                return i
-        play(b, loc, color)
-    return locs.shape[0]

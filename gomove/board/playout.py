@@ -1,11 +1,22 @@
-"""Uniform random playouts on the numba board, run to the end without Python.
+"""Playouts on the numba board, run to the end without Python: the one driver and uniform play.
 
 Terms:
 - rng: a ``uint64[1]`` xorshift64* state (Vigna 2016), owned by the caller, so
   a playout depends only on its position and its state and never on numpy's
-  global generator. Game ``g`` of a ``playouts`` call with ``seed`` starts
+  global generator. Game ``g`` of a ``run_games`` call with ``seed`` starts
   from ``seed_state(seed, g)``, the g-th splitmix64 output for that seed, so
   each game is reproducible on its own.
+- playout driver: ``run_games(b, color, komi, n, seed, max_moves, policy,
+  owner_counts)``, the one loop that plays n games from b and counts their
+  owners (uniform playouts, the pattern policy's, the Monte-Carlo owner
+  feature's). A policy is a NamedTuple whose type picks the implementation of
+  three hooks: ``policy_state(policy, b)`` (working state for playouts from
+  b, made once per call), ``policy_reset(policy, state)`` (before each game,
+  the board being restored to b) and ``policy_moves(policy, state, b, color,
+  rng, max_moves, moves_out)`` (the move loop; returns the moves played).
+  ``Uniform`` is implemented here; layers above register their policies with
+  ``numba.extending.overload`` (gomove.play.pattern), so the board layer never
+  imports them.
 - eye (of color): an empty point whose 4 neighbours are all color or WALL, and
   whose diagonal points hold at most 1 opponent stone in the middle of the
   board and none when a diagonal is WALL (edge or corner): the classic
@@ -21,8 +32,11 @@ Terms:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from gomove.board.board import (
     BLACK,
@@ -172,7 +186,7 @@ def uniform_moves(
     """The move loop of playout, on the board's arrays.
 
     empties[:n_empty] lists the empty points, epos[loc] is loc's index there.
-    Compiled without numba's reference counting, as pattern_playout.play_moves.
+    Compiled without numba's reference counting, as gomove.play.pattern's play_moves.
     """
     bc, head, nxt, libs, nstones, mark, info, zhash, hist = b
     w = info[W]
@@ -223,6 +237,121 @@ def uniform_moves(
             moves_out[n_moves] = move
         n_moves += 1
         color = 3 - color
+    return n_moves
+
+
+# ---- the playout driver and its hooks ---------------------------------------------------
+
+
+def policy_state(policy, b):
+    """Hook: the working state of playouts from b (module docstring); numba only."""
+    raise NotImplementedError("policy_state is a numba hook: overload it for the policy's type")
+
+
+def policy_reset(policy, state):
+    """Hook: make state ready for a new game from the driver's start position; numba only."""
+    raise NotImplementedError("policy_reset is a numba hook: overload it for the policy's type")
+
+
+def policy_moves(policy, state, b, color, rng, max_moves, moves_out):
+    """Hook: play a game on b to its end; returns the moves played; numba only."""
+    raise NotImplementedError("policy_moves is a numba hook: overload it for the policy's type")
+
+
+def is_policy(policy, cls: type) -> bool:
+    """For overloads of the hooks: is this numba type the NamedTuple class cls?"""
+    return isinstance(policy, types.BaseNamedTuple) and policy.instance_class is cls
+
+
+class Uniform(NamedTuple):
+    """The uniform policy (module docstring)."""
+
+
+UNIFORM = Uniform()
+
+
+@overload(policy_state, jit_options={"cache": True})
+def _uniform_state(policy, b):
+    if is_policy(policy, Uniform):
+
+        def impl(policy, b):
+            # the empty points, as a list and by loc (its index there, -1 for none)
+            return np.empty(b.info[SIZE] * b.info[SIZE], np.int64), np.empty(
+                b.color.shape[0], np.int64
+            )
+
+        return impl
+    return None
+
+
+@overload(policy_reset, jit_options={"cache": True})
+def _uniform_reset(policy, state):
+    if is_policy(policy, Uniform):
+
+        def impl(policy, state):
+            pass  # policy_moves lists the empty points of the board it is given
+
+        return impl
+    return None
+
+
+@overload(policy_moves, jit_options={"cache": True})
+def _uniform_moves(policy, state, b, color, rng, max_moves, moves_out):
+    if is_policy(policy, Uniform):
+
+        def impl(policy, state, b, color, rng, max_moves, moves_out):
+            empties, epos = state
+            size = b.info[SIZE]
+            w = b.info[W]
+            epos[:] = -1
+            n_empty = 0
+            for r in range(size):
+                for c in range(size):
+                    loc = (r + 1) * w + c + 1
+                    if b.color[loc] == EMPTY:
+                        empties[n_empty] = loc
+                        epos[loc] = n_empty
+                        n_empty += 1
+            return uniform_moves(b, color, rng, max_moves, empties, epos, n_empty, moves_out)
+
+        return impl
+    return None
+
+
+@njit(cache=True)
+def start_state(policy, b: Board):
+    """policy_state(policy, b), callable from Python (for play_game)."""
+    return policy_state(policy, b)
+
+
+@njit(cache=True)
+def reset_state(policy, state) -> None:
+    """policy_reset(policy, state), callable from Python (before another game from the start)."""
+    policy_reset(policy, state)
+
+
+@njit(cache=True)
+def play_game(
+    b: Board,
+    color: int,
+    komi: float,
+    rng: np.ndarray,
+    max_moves: int,
+    policy,
+    state,
+    owner_out: np.ndarray,
+    moves_out: np.ndarray,
+) -> float:
+    """Play one game of policy on b (modified in place) to the end; return its area score.
+
+    color moves first. rng: uint64[1], advanced. state: policy_state(policy,
+    b), ready for b (policy_reset). owner_out: int8[size*size], filled with the
+    final owners. moves_out: int32[k], the first k moves are recorded there
+    (PASS for a pass); pass an empty array to record none. The number of moves
+    played is the increase of ``b.info[NMOVES]``.
+    """
+    policy_moves(policy, state, b, color, rng, max_moves, moves_out)
+    return area_score(b, komi, owner_out)
 
 
 @njit(cache=True)
@@ -235,27 +364,10 @@ def playout(
     owner_out: np.ndarray,
     moves_out: np.ndarray,
 ) -> float:
-    """Play a uniform random game on b (modified in place) to the end; return its area score.
-
-    color moves first. rng: uint64[1], advanced. owner_out: int8[size*size],
-    filled with the final owners. moves_out: int32[k], the first k moves are
-    recorded there (PASS for a pass); pass an empty array to record none. The
-    number of moves played is the increase of ``b.info[NMOVES]``.
-    """
-    size = b.info[SIZE]
-    w = b.info[W]
-    empties = np.empty(size * size, np.int64)
-    epos = np.full(b.color.shape[0], -1, np.int64)
-    n_empty = 0
-    for r in range(size):
-        for c in range(size):
-            loc = (r + 1) * w + c + 1
-            if b.color[loc] == EMPTY:
-                empties[n_empty] = loc
-                epos[loc] = n_empty
-                n_empty += 1
-    uniform_moves(b, color, rng, max_moves, empties, epos, n_empty, moves_out)
-    return area_score(b, komi, owner_out)
+    """One uniform game on b (modified in place): play_game with the Uniform policy."""
+    return play_game(
+        b, color, komi, rng, max_moves, UNIFORM, policy_state(UNIFORM, b), owner_out, moves_out
+    )
 
 
 @njit(cache=True)
@@ -273,30 +385,34 @@ def restore_board(dst: Board, src: Board) -> None:
 
 
 @njit(cache=True)
-def playouts(
+def run_games(
     b: Board,
     color: int,
     komi: float,
     n: int,
     seed: np.uint64,
     max_moves: int,
+    policy,
     owner_counts_out: np.ndarray,
 ) -> np.ndarray:
-    """n playouts from b (left unchanged); return their scores float64[n].
+    """The playout driver: n games of policy from b (left unchanged); their scores float64[n].
 
-    owner_counts_out: int64[3, size*size]; [owner, pt] is incremented once per
-    game by the final owner of pt (0 dame, 1 black, 2 white).
+    Game g is seeded seed_state(seed, g). owner_counts_out: int64[3, size*size];
+    [owner, pt] is incremented once per game by the final owner of pt (0 dame,
+    1 black, 2 white).
     """
     size = b.info[SIZE]
     scratch = copy_board(b)
+    state = policy_state(policy, b)
     owner = np.zeros(size * size, np.int8)
     rng = np.zeros(1, np.uint64)
     no_moves = np.zeros(0, np.int32)
     scores = np.empty(n, np.float64)
     for g in range(n):
         restore_board(scratch, b)
+        policy_reset(policy, state)
         rng[0] = seed_state(seed, g)
-        scores[g] = playout(scratch, color, komi, rng, max_moves, owner, no_moves)
+        scores[g] = play_game(scratch, color, komi, rng, max_moves, policy, state, owner, no_moves)
         for pt in range(size * size):
             owner_counts_out[owner[pt], pt] += 1
     return scores
@@ -323,8 +439,10 @@ def run_playouts(
     n: int,
     seed: int,
     max_moves: int | None = None,
+    policy: NamedTuple = UNIFORM,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """n uniform playouts from board with color to move; board is not modified.
+    """n playouts of policy (uniform by default) from board with color to move;
+    board is not modified.
 
     Returns (scores: float64[n], black minus white minus komi;
     owner_counts: int64[3, size, size], [owner, row, col] in sgfmill order,
@@ -332,7 +450,8 @@ def run_playouts(
     """
     size, max_moves = check_playout_args(board, color, n, max_moves)
     counts = np.zeros((3, size * size), np.int64)
-    scores = playouts(
-        board, int(color), float(komi), int(n), np.uint64(seed % 2**64), int(max_moves), counts
-    )
+    scores = run_games(
+        board, int(color), float(komi), int(n), np.uint64(seed % 2**64), int(max_moves), policy,
+        counts,
+    )  # fmt: skip
     return scores, counts.reshape(3, size, size)

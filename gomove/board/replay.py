@@ -1,13 +1,41 @@
-"""Games as loc arrays, and boards set up to replay them."""
+"""Replaying games: games as loc arrays, boards set up for them, and the one replay driver.
+
+Terms:
+- GameArrays: a game's setup stones and moves as the kernels take them (locs,
+  colours); ``game_arrays(game)`` builds them from any object with ``size``,
+  ``setup`` and ``moves`` as gomove.reading.sgf.Game has them.
+- replay driver: ``replay(b, locs, colors, visitor)``, the one compiled loop
+  that walks a game's positions. Before each move i it calls the hook
+  ``visit(visitor, b, i, loc, color)`` on the position with move i to play,
+  then plays the move, unless the hook returned True (stop: ``replay``
+  returns i). A visitor is a NamedTuple whose type picks the hook's
+  implementation: ``Rules`` (here) checks legality; layers above register
+  their own types with ``numba.extending.overload(visit)`` (gomove.features
+  fills every feature group of every position in the same pass), so the board
+  layer never imports them and each visitor compiles (and caches) once.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit, types
+from numba.extending import overload
 
-from gomove.board.board import BLACK, TO_MOVE, WHITE, Board, new_board, play, setup_stone
-from gomove.board.coords import move_to_loc, to_loc
+from gomove.board.board import (
+    BLACK,
+    TO_MOVE,
+    WHITE,
+    Board,
+    is_legal,
+    is_superko,
+    new_board,
+    play,
+    setup_stone,
+)
+from gomove.board.coords import PASS, move_to_loc, to_loc
 
 
 @dataclass(frozen=True)
@@ -20,7 +48,7 @@ class GameArrays:
 
 
 def game_arrays(game) -> GameArrays:
-    """gomove.reading.sgf.Game -> arrays the kernels take."""
+    """A game (gomove.reading.sgf.Game, or anything with size, setup, moves) -> arrays."""
     size = game.size
     setup = list(game.setup)
     return GameArrays(
@@ -42,6 +70,62 @@ def start_board(ga: GameArrays) -> Board:
     return b
 
 
+# ---- the replay driver ------------------------------------------------------------------
+
+
+def visit(visitor, b, i, loc, color):
+    """The replay driver's hook: work on the position before move i; True stops the replay.
+
+    Implemented per visitor type with ``numba.extending.overload(visit)``;
+    never called from Python.
+    """
+    raise NotImplementedError("visit is a numba hook: overload it for the visitor's type")
+
+
+class Rules(NamedTuple):
+    """The visitor that checks the rules: with ``check``, stop at the first move that is
+    occupied, the simple-ko point, suicide, or (with ``superko``) a positional-superko repeat."""
+
+    check: bool
+    superko: bool
+
+
+def is_visitor(visitor, cls: type) -> bool:
+    """For overloads of visit: is this numba type the NamedTuple class cls?"""
+    return isinstance(visitor, types.BaseNamedTuple) and visitor.instance_class is cls
+
+
+@overload(visit, jit_options={"cache": True})
+def _visit_rules(visitor, b, i, loc, color):
+    if is_visitor(visitor, Rules):
+
+        def impl(visitor, b, i, loc, color):
+            if not visitor.check or loc == PASS:
+                return False
+            if not is_legal(b, loc, color):
+                return True
+            return visitor.superko and is_superko(b, loc, color)
+
+        return impl
+    return None
+
+
+@njit(cache=True)
+def replay(b: Board, locs: np.ndarray, colors: np.ndarray, visitor) -> int:
+    """Play a move list on b, visiting every position first (module docstring).
+
+    Returns the number of moves played: len(locs), or the index of the move at
+    which the visitor stopped.
+    """
+    for i in range(locs.shape[0]):
+        loc = locs[i]
+        color = colors[i]
+        if visit(visitor, b, i, loc, color):
+            return i
+        play(b, loc, color)
+    return locs.shape[0]
+
+
 def board_at(game, move: int | None = None) -> tuple[Board, int]:
     """The board of a game (gomove.reading.sgf.Game) before its move ``move`` (1-based; None: end).
 
@@ -53,8 +137,7 @@ def board_at(game, move: int | None = None) -> tuple[Board, int]:
     if not 0 <= stop <= n_moves:
         raise ValueError(f"{game.source}: move must be in 1..{n_moves + 1}, not {move}")
     b = start_board(ga)
-    for loc, color in zip(ga.locs[:stop], ga.colors[:stop], strict=True):
-        play(b, int(loc), int(color))
+    replay(b, ga.locs[:stop], ga.colors[:stop], Rules(False, False))
     if stop < n_moves:
         to_move = int(ga.colors[stop])
     else:

@@ -37,10 +37,9 @@ from gomove.board.board import (
     WHITE,
     Board,
     is_legal,
-    replay_locs,
 )
 from gomove.board.coords import MAX_SIZE, MIN_SIZE, loc_to_gtp
-from gomove.board.replay import game_arrays, start_board
+from gomove.board.replay import Rules, game_arrays, replay, start_board
 from gomove.reading.sgf import Game, GameError, parse_game
 
 FILTER_REASONS = ("size", "handicap", "short")
@@ -221,7 +220,7 @@ def check_filters(game: Game, cfg: ReadConfig) -> None:
 def replay_game(game: Game, superko: bool = True) -> Board:
     """Play the setup stones and moves on a numba board; GameError("illegal") at the first bad one.
 
-    One compiled replay_locs call per game (is_legal, is_superko, play): calling
+    One compiled replay call per game (board.replay with the Rules visitor): calling
     the kernels move by move from Python would cost more than sgfmill's parsing.
     """
     size = game.size
@@ -235,7 +234,7 @@ def replay_game(game: Game, superko: bool = True) -> Board:
     if np.count_nonzero((b.color == BLACK) | (b.color == WHITE)) != len(game.setup):
         raise GameError("illegal", game.source, 0, "setup stones without liberties")
     locs, colors = ga.locs, ga.colors
-    n = replay_locs(b, locs, colors, superko)
+    n = replay(b, locs, colors, Rules(True, superko))
     if n < len(game.moves):
         loc, color = int(locs[n]), int(colors[n])
         move = f"{'BW'[color - 1]} {loc_to_gtp(loc, size)}"

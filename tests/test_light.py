@@ -15,6 +15,8 @@ Invariants checked:
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import reference as ref
@@ -207,7 +209,38 @@ def test_levels_are_the_canonical_board_codes():
     codes = board_codes()
     assert (raw_to_level[codes] > 0).all()
     assert (level_codes[raw_to_level[codes] - 1] == canon[codes]).all()
-    assert len(level_codes) == 7455
+    assert len(level_codes) == 7455  # derived in test_level_count_by_brute_force
+
+
+def _grid_symmetries(grid: np.ndarray) -> list[np.ndarray]:
+    """The 8 images of a square grid: 4 rotations, of it and of its transpose."""
+    return [np.rot90(g, k) for g in (grid, grid.T) for k in range(4)]
+
+
+def test_level_count_by_brute_force():
+    """The number of pattern3x3 levels (7,455), derived without light.py's codes:
+    every 3x3 neighbourhood a board can show is drawn as a 3x3 grid of symbols
+    (orthogonal points empty, own, opponent, own in atari, opponent in atari;
+    diagonal points empty, own, opponent; '#' off the board for the interior,
+    the 4 edges and the 4 corners), reduced to the least of its 8 images under
+    the symmetries of the square, and the distinct ones counted."""
+    orth, diag = ".XOxo", ".XO"
+    cells = [(dx, dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if (dx, dy) != (0, 0)]
+    classes = set()
+    for ox in (-1, 0, 1):
+        for oy in (-1, 0, 1):
+            choices = [
+                "#"
+                if (ox and dx == ox) or (oy and dy == oy)
+                else (orth if dx == 0 or dy == 0 else diag)
+                for dx, dy in cells
+            ]
+            for combo in itertools.product(*choices):
+                grid = np.full((3, 3), "*")
+                for (dx, dy), v in zip(cells, combo, strict=True):
+                    grid[1 + dy, 1 + dx] = v
+                classes.add(min("".join(g.ravel()) for g in _grid_symmetries(grid)))
+    assert len(classes) == len(pattern_levels()[0]) == 7455
 
 
 @pytest.mark.parametrize("s", range(8))

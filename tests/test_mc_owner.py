@@ -33,7 +33,6 @@ from gomove.features.extractor import FeatureExtractor
 from gomove.features.mc_owner import (
     N_BINS,
     level_names,
-    owner_column,
     owner_counts,
     position_seed,
 )
@@ -143,12 +142,12 @@ def test_levels_depend_only_on_position_and_seed(game):
     assert not np.array_equal(first, other)
 
 
-def test_owner_column_rejects_no_playouts(game):
-    ga = game_arrays(game)
-    with pytest.raises(ValueError, match="mc_owner_playouts"):
-        owner_column(start_board(ga), ga.locs, ga.colors, np.zeros(0, np.int16), [0], 0, 0)
+def test_no_playouts_is_rejected():
+    """mc_owner_playouts < 1 is a clear config error, from validate and from the extractor."""
     with pytest.raises(ValueError, match="mc_owner_playouts"):
         owner_cfg(0).validate()
+    with pytest.raises(ValueError, match="mc_owner_playouts"):
+        FeatureExtractor(owner_cfg(0))
 
 
 def test_registry_order_and_names():

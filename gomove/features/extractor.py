@@ -14,89 +14,18 @@ on, one ``shape`` group whose levels are the harvested patterns.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from gomove.board.board import SIZE, TO_MOVE, play
-from gomove.board.replay import game_arrays, start_board
+from gomove.board.playout import default_max_moves
+from gomove.board.replay import game_arrays, replay, start_board
 from gomove.features.config import FeatureConfig
 from gomove.features.harvest import PatternTable
-from gomove.features.light import LIGHT_GROUPS, N_LIGHT, extract_light_game, light_level_names
+from gomove.features.light import LIGHT_GROUPS, light_level_names
 from gomove.features.light import pattern_levels as light_pattern_levels
 from gomove.features.mc_owner import level_names as mc_owner_level_names
-from gomove.features.mc_owner import owner_column
 from gomove.features.patterns import make_templates
-from gomove.features.position import candidate_index, extract_position
+from gomove.features.position import FeatureVisitor
 from gomove.features.registry import Group, Registry
-from gomove.features.tactical import N_TACTICAL, TACTICAL_GROUPS, TACTICAL_LEVELS
-
-
-@njit(cache=True)
-def extract_game(
-    b,
-    locs,
-    colors,
-    superko,
-    dx,
-    dy,
-    ends,
-    perm,
-    keys,
-    tkeys,
-    tvals,
-    use_shapes,
-    tac_out,
-    shape_out,
-    cand_out,
-    pos_start,
-    winner,
-) -> int:
-    """Replay a game, writing every position's candidates; return the number of positions kept.
-
-    A position whose played move is not among its candidates (a superko
-    violation the reader let through) is left out, shown by winner == -1.
-    """
-    npts = b.info[SIZE] * b.info[SIZE] + 1
-    cands = np.empty(npts, dtype=np.int64)
-    tac = np.empty((npts, N_TACTICAL), dtype=np.int64)
-    shape = np.empty(npts, dtype=np.int64)
-    memo = np.empty(b.color.shape[0], dtype=np.int64)
-    total = 0
-    kept = 0
-    pos_start[0] = 0
-    for i in range(locs.shape[0]):
-        loc = locs[i]
-        color = colors[i]
-        b.info[TO_MOVE] = color
-        n = extract_position(
-            b,
-            color,
-            superko,
-            dx,
-            dy,
-            ends,
-            perm,
-            keys,
-            tkeys,
-            tvals,
-            use_shapes,
-            cands,
-            tac,
-            shape,
-            memo,
-        )
-        w = candidate_index(cands, n, loc)
-        winner[i] = w
-        if w >= 0:
-            for j in range(n):
-                for g in range(N_TACTICAL):
-                    tac_out[total + j, g] = tac[j, g]
-                shape_out[total + j] = shape[j]
-                cand_out[total + j] = cands[j]
-            total += n
-            kept += 1
-        pos_start[i + 1] = total
-        play(b, loc, color)
-    return kept
+from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS
 
 
 class FeatureExtractor:
@@ -136,75 +65,54 @@ class FeatureExtractor:
             out[o : o + len(self.table)] = self.table.radius
         return out
 
-    def game(self, game) -> dict[str, np.ndarray]:
-        """Every position of one game as compact arrays.
+    def visitor(self, size: int, n_moves: int) -> FeatureVisitor:
+        """The replay visitor (features/position.py) filling this config's groups for a game."""
+        cfg = self.cfg
+        return FeatureVisitor.new(
+            size,
+            n_moves,
+            self.templates,
+            self.tkeys,
+            self.tvals,
+            light_pattern_levels()[1],
+            superko=cfg.superko,
+            tactical=bool(cfg.tactical),
+            light=cfg.light,
+            shapes=self.table is not None,
+            mc_owner=cfg.mc_owner,
+            n_playouts=cfg.mc_owner_playouts,
+            owner_seed=cfg.mc_owner_seed,
+            max_moves=default_max_moves(size),
+        )
 
-        Returns levels[N, G] (uint8/int32 by group width), cand[N] int16 locs,
-        pos_start[P + 1], winner[P] (index within the position), move[P].
+    def game(self, game) -> dict[str, np.ndarray]:
+        """Every position of one game as compact arrays, from one replay.
+
+        Returns columns {group: level per candidate} (uint8/int32 by group
+        width), cand[N] int16 locs, n_cand[P], winner[P] (index within the
+        position), move[P], and the number of positions skipped.
         """
         ga = game_arrays(game)
-        b = start_board(ga)
-        n_moves = len(ga.locs)
-        npts = ga.size * ga.size + 1
-        cap = n_moves * npts
-        tac = np.empty((cap, N_TACTICAL), dtype=np.uint8)
-        shape = np.empty(cap, dtype=np.int32)
-        cand = np.empty(cap, dtype=np.int16)
-        pos_start = np.empty(n_moves + 1, dtype=np.int64)
-        winner = np.empty(n_moves, dtype=np.int64)
-        t = self.templates
-        light = None
-        if self.cfg.light:
-            light = np.empty((cap, N_LIGHT), dtype=np.int32)
-            levels = light_pattern_levels()[1]
-            extract_light_game(
-                b, ga.locs, ga.colors, self.cfg.superko, levels, light, cand, pos_start, winner
-            )
-        else:
-            extract_game(
-                b,
-                ga.locs,
-                ga.colors,
-                self.cfg.superko,
-                t.dx,
-                t.dy,
-                t.ends,
-                t.perm,
-                t.keys,
-                self.tkeys,
-                self.tvals,
-                self.table is not None,
-                tac,
-                shape,
-                cand,
-                pos_start,
-                winner,
-            )
-        kept = winner >= 0
-        total = int(pos_start[-1])
-        counts = np.diff(pos_start)[kept]
+        v = self.visitor(ga.size, len(ga.locs))
+        replay(start_board(ga), ga.locs, ga.colors, v)
+        kept = v.winner >= 0
+        total = v.n_rows
+        counts = np.diff(v.pos_start)[kept]
         cols = {
-            g: tac[:total, c] for g, c in zip(self.cfg.tactical, self.tactical_cols, strict=True)
+            g: v.tac_out[:total, c]
+            for g, c in zip(self.cfg.tactical, self.tactical_cols, strict=True)
         }
-        if light is not None:
-            cols.update({g: light[:total, j] for j, g in enumerate(LIGHT_GROUPS)})
+        if self.cfg.light:
+            cols.update({g: v.light_out[:total, j] for j, g in enumerate(LIGHT_GROUPS)})
         if self.cfg.mc_owner:
-            cols["mc_owner"] = owner_column(
-                start_board(ga),
-                ga.locs,
-                ga.colors,
-                cand[:total],
-                pos_start,
-                self.cfg.mc_owner_playouts,
-                self.cfg.mc_owner_seed,
-            )
+            cols["mc_owner"] = v.owner_out[:total]
         if self.table is not None:
-            cols["shape"] = shape[:total]
+            cols["shape"] = v.shape_out[:total]
         return {
             "columns": cols,
-            "cand": cand[:total].copy(),
+            "cand": v.cand_out[:total].copy(),
             "n_cand": counts.astype(np.int32),
-            "winner": winner[kept].astype(np.int16),
+            "winner": v.winner[kept].astype(np.int16),
             "move": np.nonzero(kept)[0].astype(np.int16),
             "skipped": int((~kept).sum()),
         }

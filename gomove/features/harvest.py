@@ -25,13 +25,13 @@ from numba.typed import Dict
 from tqdm import tqdm
 
 from gomove.atomic import atomic_save_npz
-from gomove.board.board import TO_MOVE, play
-from gomove.board.coords import PASS
-from gomove.board.replay import game_arrays, start_board
+from gomove.board.replay import game_arrays, replay, start_board
 from gomove.features.config import FeatureConfig
-from gomove.features.patterns import Templates, build_table, make_templates, pattern_hashes
+from gomove.features.patterns import Templates, build_table, make_templates
+from gomove.features.position import FeatureVisitor
 
 TABLE_FORMAT_VERSION = 1
+_NO_LEVELS = np.zeros(1, np.int32)  # harvesting reads no light levels
 
 
 @dataclass(frozen=True)
@@ -99,22 +99,6 @@ class PatternTable:
 
 
 @njit(cache=True)
-def played_hashes(b, locs, colors, dx, dy, ends, perm, keys, out: np.ndarray) -> None:
-    """Replay a game; out[i, k] = canonical hash of radius k around move i (0 for a pass)."""
-    tmp = np.empty(ends.shape[0], dtype=np.uint64)
-    for i in range(locs.shape[0]):
-        loc = locs[i]
-        color = colors[i]
-        if loc == PASS:
-            out[i, :] = 0
-        else:
-            b.info[TO_MOVE] = color
-            pattern_hashes(b, loc, color, dx, dy, ends, perm, keys, tmp)
-            out[i, :] = tmp
-        play(b, loc, color)
-
-
-@njit(cache=True)
 def _bloom_seen(bits: np.ndarray, key: np.uint64, k: int) -> bool:
     """Test-and-set: True when all k bits were already set."""
     nbits = np.uint64(bits.shape[0] * 64)
@@ -162,16 +146,21 @@ def _dump(counts) -> tuple[np.ndarray, np.ndarray]:
     return keys, vals
 
 
+def played_hashes(game, t: Templates) -> np.ndarray:
+    """uint64[N, R]: the canonical hash of every radius around every move (0 for a pass),
+    from one replay with the features' visitor (features/position.py) in harvest mode."""
+    ga = game_arrays(game)
+    no_table = np.zeros(16, np.uint64), np.zeros(16, np.int32)
+    v = FeatureVisitor.new(
+        ga.size, len(ga.locs), t, *no_table, _NO_LEVELS, superko=False, harvest=True
+    )
+    replay(start_board(ga), ga.locs, ga.colors, v)
+    return v.hashes_out
+
+
 def _game_hashes(args: tuple) -> tuple[int, np.ndarray]:
-    games, templates = args
-    t = templates
-    parts = []
-    for game in games:
-        ga = game_arrays(game)
-        b = start_board(ga)
-        out = np.zeros((len(ga.locs), len(t.radii)), dtype=np.uint64)
-        played_hashes(b, ga.locs, ga.colors, t.dx, t.dy, t.ends, t.perm, t.keys, out)
-        parts.append(out)
+    games, t = args
+    parts = [played_hashes(game, t) for game in games]
     if not parts:
         return 0, np.zeros((0, len(t.radii)), dtype=np.uint64)
     return len(games), np.concatenate(parts)

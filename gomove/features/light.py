@@ -1,8 +1,8 @@
 """Coulom's light features (2007, section 4.1): cheap enough for playouts, learnt like the others.
 
-One kernel, ``light_levels``, gives a point's levels; dataset extraction
-(``features=light``, ``extract_light_game``) and the playout policy
-(gomove/play/pattern_playout.py) both call it, so training and playing see the
+One kernel, ``levels_at`` (``light_levels`` on a Board), gives a point's
+levels; dataset extraction (``features=light``, features/position.py) and the
+playout policy (gomove/play/pattern/) both call it, so training and playing see the
 same features by construction. Groups and levels (0 = absent):
 
 - pass: the pass candidate only, 1 previous move not a pass / 2 a pass (as in
@@ -41,26 +41,21 @@ from numba import njit
 
 from gomove.board.board import (
     EMPTY,
-    LAST,
-    SIZE,
-    TO_MOVE,
-    WALL,
     Board,
     W,
-    adjacent_heads,
     captures_of,
-    legal_moves,
-    play,
+    first_liberty,
 )
-from gomove.board.coords import PASS
-from gomove.features.patterns import SYMMETRIES
-from gomove.features.position import candidate_index
+from gomove.features.levels import (
+    CAPTURE_OTHER,
+    capture_level,
+    in_heads,
+    last_string,
+    new_atari_heads,
+)
+from gomove.features.patterns import S_EMPTY, S_OFF, S_OPP, S_OWN, SYMMETRIES, point_state
 
-# orthogonal and diagonal point states
-S_EMPTY = 0
-S_OWN = 1
-S_OPP = 2
-S_OFF = 3
+# the orthogonal points' states: patterns.py's four, and own / opponent in atari
 S_OWN_ATARI = 4
 S_OPP_ATARI = 5
 N_ORTH_STATES = 6
@@ -82,7 +77,6 @@ LIGHT_LEVELS = {
 LIGHT_GROUPS = (*LIGHT_LEVELS, "pattern3x3")
 N_LIGHT = len(LIGHT_GROUPS)
 PASS_COL, CAPTURE_COL, EXTENSION_COL, SELF_ATARI_COL, CONTIGUITY_COL, PATTERN_COL = range(N_LIGHT)
-CAPTURE_OTHER = 4
 
 
 # ---- kernels ------------------------------------------------------------------------
@@ -98,28 +92,13 @@ def code_at(bc, head, libs, w: int, loc: int, color: int) -> int:
     code = 0
     mult = 1
     for nb in (loc - w, loc - 1, loc + 1, loc + w):
-        c = bc[nb]
-        if c == EMPTY:
-            s = S_EMPTY
-        elif c == WALL:
-            s = S_OFF
-        elif c == color:
-            s = S_OWN_ATARI if libs[head[nb]] == 1 else S_OWN
-        else:
-            s = S_OPP_ATARI if libs[head[nb]] == 1 else S_OPP
+        s = point_state(bc[nb], color)
+        if (s == S_OWN or s == S_OPP) and libs[head[nb]] == 1:
+            s += S_OWN_ATARI - S_OWN  # S_OWN_ATARI or S_OPP_ATARI
         code += s * mult
         mult *= N_ORTH_STATES
     for d in (loc - w - 1, loc - w + 1, loc + w - 1, loc + w + 1):
-        c = bc[d]
-        if c == EMPTY:
-            s = S_EMPTY
-        elif c == WALL:
-            s = S_OFF
-        elif c == color:
-            s = S_OWN
-        else:
-            s = S_OPP
-        code += s * mult
+        code += point_state(bc[d], color) * mult
         mult *= N_DIAG_STATES
     return code
 
@@ -130,7 +109,7 @@ def light_code(b: Board, loc: int, color: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def self_atari_at(bc, head, nxt, libs, w: int, loc: int, color: int) -> bool:
+def self_atari_at(bc, head, nxt, libs, mark, w: int, loc: int, color: int) -> bool:
     """Would the move at loc, capturing nothing (the caller knows), leave its string one liberty?
 
     Its liberties are its empty neighbours and, from each of our strings it
@@ -149,18 +128,11 @@ def self_atari_at(bc, head, nxt, libs, w: int, loc: int, color: int) -> bool:
             if n >= 3:
                 return False
             if n == 2:
-                # the string's other liberty
-                st = nb
-                while True:
-                    for x in (st - w, st - 1, st + 1, st + w):
-                        if bc[x] == EMPTY and x != loc:
-                            if lib == -1:
-                                lib = x
-                            elif x != lib:
-                                return False
-                    st = nxt[st]
-                    if st == nb:
-                        break
+                x = first_liberty(bc, nxt, mark, w, nb, loc)  # the string's other liberty
+                if lib == -1:
+                    lib = x
+                elif x != lib:
+                    return False
     return lib != -1
 
 
@@ -169,36 +141,19 @@ def is_self_atari(b: Board, loc: int, color: int) -> bool:
     """The move captures nothing and its string is left with one liberty (tactical.py's)."""
     if captures_of(b, loc, color) > 0:
         return False
-    return self_atari_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color)
-
-
-@njit(cache=True, inline="always")
-def new_atari_at(bc, head, libs, w: int, color: int, last: int) -> tuple[int, int, int, int]:
-    """Heads of color's strings in a new atari (one liberty, touching last), -1 for none."""
-    if last < 0:
-        return -1, -1, -1, -1
-    a0, a1, a2, a3 = adjacent_heads(bc, head, w, last, color)
-    if a0 != -1 and libs[a0] != 1:
-        a0 = -1
-    if a1 != -1 and libs[a1] != 1:
-        a1 = -1
-    if a2 != -1 and libs[a2] != 1:
-        a2 = -1
-    if a3 != -1 and libs[a3] != 1:
-        a3 = -1
-    return a0, a1, a2, a3
+    return self_atari_at(b.color, b.head, b.nxt, b.libs, b.mark, b.info[W], loc, color)
 
 
 @njit(cache=True, inline="always")
 def levels_at(
-    bc, head, nxt, libs, w: int, loc: int, color: int, last: int, with_sa: bool
+    bc, head, nxt, libs, mark, w: int, loc: int, color: int, last: int, with_sa: bool
 ) -> tuple[int, int, int, int, int]:
     """(raw 3x3 code, capture, extension, self_atari, contiguity) of the empty point loc.
 
     last: the previous move (PASS or NO_MOVE for none), normally b.info[LAST];
     the playouts pass NO_MOVE for the part of a gamma that ignores it.
     with_sa False skips the self-atari test (self_atari 0): the playouts test
-    it only for the move they draw.
+    it only for the move they draw. Capture and extension: features/levels.py.
     """
     opp = 3 - color
     code = code_at(bc, head, libs, w, loc, color)
@@ -218,102 +173,32 @@ def levels_at(
             else:
                 any_own_atari = True
     if last >= 0 and (any_cap or any_own_atari):
-        na0, na1, na2, na3 = new_atari_at(bc, head, libs, w, color, last)
-        last_head = head[last] if bc[last] == opp else -1
+        na0, na1, na2, na3 = new_atari_heads(bc, head, libs, w, color, last)
+        last_head = last_string(bc, head, color, last)
         for nb in (loc - w, loc - 1, loc + 1, loc + w):
             c = bc[nb]
             if c == color:
                 hh = head[nb]
-                if libs[hh] == 1 and (hh == na0 or hh == na1 or hh == na2 or hh == na3):
+                if libs[hh] == 1 and in_heads(hh, na0, na1, na2, na3):
                     ext = 1
             elif c == opp and libs[head[nb]] == 1:
-                hh = head[nb]
-                lvl = CAPTURE_OTHER
-                if na0 != -1 or na1 != -1 or na2 != -1 or na3 != -1:
-                    st = hh
-                    while lvl != 1:
-                        for nb2 in (st - w, st - 1, st + 1, st + w):
-                            if bc[nb2] == color:
-                                h2 = head[nb2]
-                                if h2 == na0 or h2 == na1 or h2 == na2 or h2 == na3:
-                                    lvl = 1
-                        st = nxt[st]
-                        if st == hh:
-                            break
-                if lvl > 2 and hh == last_head:
-                    lvl = 2
-                if lvl > 3 and last_head >= 0:
-                    for nb2 in (loc - w, loc - 1, loc + 1, loc + w):
-                        if bc[nb2] == opp and head[nb2] == last_head:
-                            lvl = 3
+                lvl = capture_level(
+                    bc, head, nxt, w, loc, color, head[nb], na0, na1, na2, na3, last_head
+                )
                 if cap == 0 or lvl < cap:
                     cap = lvl
     elif any_cap:
         cap = CAPTURE_OTHER
-    sa = 1 if with_sa and not any_cap and self_atari_at(bc, head, nxt, libs, w, loc, color) else 0
+    sa = 0
+    if with_sa and not any_cap and self_atari_at(bc, head, nxt, libs, mark, w, loc, color):
+        sa = 1
     return code, cap, ext, sa, cont
 
 
 @njit(cache=True)
 def light_levels(b: Board, loc: int, color: int, last: int) -> tuple[int, int, int, int, int]:
     """levels_at on b's own arrays: the light levels of the empty point loc (see levels_at)."""
-    return levels_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last, True)
-
-
-@njit(cache=True)
-def extract_light_game(
-    b: Board,
-    locs: np.ndarray,
-    colors: np.ndarray,
-    superko: bool,
-    raw_to_level: np.ndarray,
-    out: np.ndarray,
-    cand_out: np.ndarray,
-    pos_start: np.ndarray,
-    winner: np.ndarray,
-) -> int:
-    """Replay a game, writing every position's candidates and their light levels.
-
-    Candidates as extractor.extract_game has them (legal moves in loc order,
-    then pass); out[c, N_LIGHT] in LIGHT_GROUPS order, the pattern column the
-    level of the canonical code (raw_to_level). A position whose move is not
-    among its candidates gets winner -1 and no rows. Returns the positions kept.
-    """
-    npts = b.info[SIZE] * b.info[SIZE] + 1
-    cands = np.empty(npts, dtype=np.int64)
-    total = 0
-    kept = 0
-    pos_start[0] = 0
-    for i in range(locs.shape[0]):
-        loc = locs[i]
-        color = colors[i]
-        b.info[TO_MOVE] = color
-        n = legal_moves(b, color, superko, cands)
-        cands[n] = PASS
-        n += 1
-        w = candidate_index(cands, n, loc)
-        winner[i] = w
-        if w >= 0:
-            last = b.info[LAST]
-            for j in range(n):
-                row = total + j
-                cand_out[row] = cands[j]
-                for g in range(N_LIGHT):
-                    out[row, g] = 0
-                if cands[j] == PASS:
-                    out[row, PASS_COL] = 2 if last == PASS else 1
-                    continue
-                code, cap, ext, sa, cont = light_levels(b, cands[j], color, last)
-                out[row, CAPTURE_COL] = cap
-                out[row, EXTENSION_COL] = ext
-                out[row, SELF_ATARI_COL] = sa
-                out[row, CONTIGUITY_COL] = cont
-                out[row, PATTERN_COL] = raw_to_level[code]
-            total += n
-            kept += 1
-        pos_start[i + 1] = total
-        play(b, loc, color)
-    return kept
+    return levels_at(b.color, b.head, b.nxt, b.libs, b.mark, b.info[W], loc, color, last, True)
 
 
 # ---- codes as digits, symmetries, levels ----------------------------------------------

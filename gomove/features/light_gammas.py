@@ -39,13 +39,14 @@ class LightGammas:
     def __post_init__(self) -> None:
         want = {g: len(LIGHT_LEVELS[g]) + 1 for g in LEVEL_GROUPS}
         for g, n in want.items():
-            a = np.asarray(self._level(g), dtype=np.float64)
+            a = np.asarray(self.of(g), dtype=np.float64)
             if a.shape != (n,) or a[0] != 1.0 or not (a > 0).all():
                 raise ValueError(f"policy {g} gammas must be float64[{n}], positive, [0] = 1")
         if self.pattern.shape != (N_RAW,) or not (self.pattern > 0).all():
             raise ValueError(f"policy pattern gammas must be positive float64[{N_RAW}]")
 
-    def _level(self, group: str) -> np.ndarray:
+    def of(self, group: str) -> np.ndarray:
+        """The gammas of one of LEVEL_GROUPS by level, [0] (absent) = 1."""
         return self.pass_ if group == "pass" else getattr(self, group)
 
     @classmethod
@@ -73,7 +74,7 @@ class LightGammas:
             path,
             format_version=np.array([POLICY_VERSION]),
             pattern=self.pattern,
-            **{g: self._level(g) for g in LEVEL_GROUPS},
+            **{g: self.of(g) for g in LEVEL_GROUPS},
         )
 
     @classmethod

@@ -11,8 +11,8 @@ Terms:
   Zobrist hash, its move number), so a level depends only on the game and the
   config, never on which worker extracts it or in which order.
 
-The kernels live here rather than in gomove.play because they are a feature:
-extraction calls them once per game, in the dataset's worker processes.
+Extraction computes the levels in the same replay as every other group
+(features/position.py), in the dataset's worker processes.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gomove.board.board import SIZE, W, copy_board, play
-from gomove.board.playout import default_max_moves, playout, restore_board, seed_state
+from gomove.board.board import SIZE
+from gomove.board.playout import UNIFORM, run_games, seed_state
 
 N_BINS = 8
 
@@ -44,77 +44,17 @@ def position_seed(seed: int, zhash: np.uint64, move: int) -> np.uint64:
 
 @njit(cache=True)
 def owner_counts(b, color: int, n_playouts: int, seed: np.uint64, max_moves: int, out) -> None:
-    """out[pt] (int32[size*size]) = playouts of n whose final owner of pt is color; b unchanged."""
-    size = b.info[SIZE]
-    scratch = copy_board(b)
-    owner = np.zeros(size * size, np.int8)
-    rng = np.zeros(1, np.uint64)
-    no_moves = np.zeros(0, np.int32)
-    out[:] = 0
-    for g in range(n_playouts):
-        restore_board(scratch, b)
-        rng[0] = seed_state(seed, g)
-        playout(scratch, color, 0.0, rng, max_moves, owner, no_moves)
-        for pt in range(size * size):
-            if owner[pt] == color:
-                out[pt] += 1
+    """out[pt] (size*size) = playouts of n whose final owner of pt is color; b unchanged.
 
-
-@njit(cache=True)
-def owner_levels_game(
-    b,
-    locs: np.ndarray,
-    colors: np.ndarray,
-    cand: np.ndarray,
-    pos_start: np.ndarray,
-    n_playouts: int,
-    seed: int,
-    max_moves: int,
-    levels_out: np.ndarray,
-) -> None:
-    """Replay a game on b, writing the MC-owner level of every candidate.
-
-    cand: int16 locs of the candidates of every move back to back, move i's
-    at cand[pos_start[i]:pos_start[i + 1]] (empty for a move extraction left
-    out, which then costs no playouts), pass = -1. levels_out: uint8, same
-    length as cand.
+    The uniform playouts of the one playout driver (board.playout.run_games).
     """
     size = b.info[SIZE]
-    w = b.info[W]
-    counts = np.zeros(size * size, np.int32)
-    for i in range(locs.shape[0]):
-        lo = pos_start[i]
-        hi = pos_start[i + 1]
-        if hi > lo:
-            s = position_seed(seed, b.zhash[0], i)
-            owner_counts(b, colors[i], n_playouts, s, max_moves, counts)
-            for c in range(lo, hi):
-                loc = cand[c]
-                if loc < 0:
-                    levels_out[c] = 0
-                else:
-                    pt = (loc // w - 1) * size + loc % w - 1
-                    levels_out[c] = 1 + counts[pt] * N_BINS // (n_playouts + 1)
-        play(b, locs[i], colors[i])
+    counts = np.zeros((3, size * size), np.int64)
+    run_games(b, color, 0.0, n_playouts, seed, max_moves, UNIFORM, counts)
+    out[:] = counts[color]
 
 
-def owner_column(
-    b,
-    locs: np.ndarray,
-    colors: np.ndarray,
-    cand: np.ndarray,
-    pos_start: np.ndarray,
-    n_playouts: int,
-    seed: int,
-    max_moves: int | None = None,
-) -> np.ndarray:
-    """uint8 MC-owner levels of a game's candidates (see ``owner_levels_game``); b is replayed."""
-    if n_playouts < 1:
-        raise ValueError(f"mc_owner_playouts must be >= 1, not {n_playouts}")
-    if max_moves is None:
-        max_moves = default_max_moves(int(b.info[SIZE]))
-    out = np.zeros(len(cand), dtype=np.uint8)
-    owner_levels_game(
-        b, locs, colors, cand, pos_start, int(n_playouts), int(seed), int(max_moves), out
-    )
-    return out
+@njit(cache=True, inline="always")
+def owner_level(count: int, n_playouts: int) -> int:
+    """The level (1..8) of a point owned in count of n_playouts playouts."""
+    return 1 + count * N_BINS // (n_playouts + 1)

@@ -5,9 +5,11 @@ Terms (Stern et al. 2006; Coulom 2007, section 3.2):
   d(dx, dy) = |dx| + |dy| + max(|dx|, |dy|) <= r (Coulom's distance, Table 1),
   the candidate itself left out (it is always empty). Templates of radius
   3..10 are nested: each contains the smaller ones.
-- state of a template point, relative to the player to move: EMPTY, OWN, OPP
-  or OFF (off the board). Hashing own/opponent instead of black/white makes a
-  pattern and its colour-swapped twin (with the other side to move) the same.
+- point state, relative to the player to move: S_EMPTY, S_OWN, S_OPP or S_OFF
+  (off the board), ``point_state``; the one set of states of the package
+  (light.py's 3x3 codes add "in atari" to own and opponent). Hashing
+  own/opponent instead of black/white makes a pattern and its colour-swapped
+  twin (with the other side to move) the same.
 - pattern hash: XOR of one 64-bit key per (template point, state), taken for
   each of the 8 symmetries of the square; the minimum of the 8 is the
   canonical hash, identical for every rotation and reflection of the shape.
@@ -22,21 +24,32 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from gomove.board.board import EMPTY, SIZE, Board, W
+from gomove.board.board import EMPTY, SIZE, WALL, Board, W
 from gomove.board.zobrist import PATTERN_SEED
 
-P_EMPTY = 0
-P_OWN = 1
-P_OPP = 2
-P_OFF = 3
+S_EMPTY = 0
+S_OWN = 1
+S_OPP = 2
+S_OFF = 3
 
 MAX_RADIUS = 10  # the largest template that fits Coulom's 10 nested circles
 
 
+@njit(cache=True)
 def distance(dx: int, dy: int) -> int:
-    """Coulom's distance d(dx, dy) = dx + dy + max(dx, dy) (Table 1)."""
+    """Coulom's distance d(dx, dy) = |dx| + |dy| + max(|dx|, |dy|) (Table 1)."""
     dx, dy = abs(dx), abs(dy)
     return dx + dy + max(dx, dy)
+
+
+@njit(cache=True, inline="always")
+def point_state(c: int, color: int) -> int:
+    """The state of a point of board colour c (EMPTY, BLACK, WHITE, WALL) for color to move."""
+    if c == EMPTY:
+        return S_EMPTY
+    if c == WALL:
+        return S_OFF
+    return S_OWN if c == color else S_OPP
 
 
 # The 8 symmetries of the square as maps (dx, dy) -> (dx', dy').
@@ -129,15 +142,9 @@ def pattern_hashes(
         r = row + dy[i]
         c = col + dx[i]
         if r < 0 or c < 0 or r >= size or c >= size:
-            st = P_OFF
+            st = S_OFF
         else:
-            v = b.color[(r + 1) * w + c + 1]
-            if v == EMPTY:
-                st = P_EMPTY
-            elif v == color:
-                st = P_OWN
-            else:
-                st = P_OPP
+            st = point_state(b.color[(r + 1) * w + c + 1], color)
         for s in range(8):
             h[s] ^= keys[perm[s, i], st]
         while k < ends.shape[0] and ends[k] == i + 1:

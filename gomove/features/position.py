@@ -1,20 +1,52 @@
-"""One position -> its candidates and their feature levels, in one compiled call.
+"""Every enabled feature group of every position of a game, in one replay.
 
-Candidates are every legal move of the player to move (superko optional), in
-loc order, then pass last. ``tac[i, :]`` holds candidate i's tactical levels
-(columns of tactical.py) and ``shape[i]`` its shape level (0 = no harvested
-pattern matched).
+``FeatureVisitor`` is the replay driver's visitor (gomove.board.replay): before
+each move it fills, for the position with that move to play, what its switches
+ask for, so extraction, harvesting and the light features share one compiled
+pass over the game:
+
+- candidates: every legal move of the player to move (superko optional), in
+  loc order, then pass last; the played move's index among them is the
+  position's ``winner`` (-1, and no rows, when it is not a candidate: a
+  superko violation the reader let through).
+- per candidate, one row of each enabled group: ``tactical`` (Coulom's
+  groups, tactical.py's columns), ``light`` (light.py's groups, the pattern
+  column as its level), ``shapes`` (the largest harvested pattern,
+  patterns.match_largest, 0 for none and for pass), ``mc_owner`` (the
+  Monte-Carlo owner level, mc_owner.py; its playouts run on a copy before
+  anything else touches the position, seeded by position).
+- ``harvest``: the canonical hash of every template radius around the played
+  move (0 for a pass), for the pattern counts of harvest.py; no candidates.
+
+Rows of kept positions go back to back into the ``*_out`` arrays;
+``pos_start[i]:pos_start[i + 1]`` are move i's. ``FeatureVisitor.new`` sizes
+them for a game; groups that are off get empty arrays of the same types.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
-from gomove.board.board import Board, legal_moves
+from gomove.board.board import LAST, TO_MOVE, W, legal_moves
 from gomove.board.coords import PASS
-from gomove.features.patterns import match_largest, pattern_hashes
-from gomove.features.tactical import tactical_levels
+from gomove.board.replay import is_visitor, visit
+from gomove.features.light import (
+    CAPTURE_COL,
+    CONTIGUITY_COL,
+    EXTENSION_COL,
+    N_LIGHT,
+    PASS_COL,
+    PATTERN_COL,
+    SELF_ATARI_COL,
+    light_levels,
+)
+from gomove.features.mc_owner import owner_counts, owner_level, position_seed
+from gomove.features.patterns import Templates, match_largest, pattern_hashes
+from gomove.features.tactical import N_TACTICAL, tactical_levels
 
 
 @njit(cache=True, inline="always")
@@ -26,34 +58,171 @@ def candidate_index(cands: np.ndarray, n: int, loc: int) -> int:
     return -1
 
 
+class FeatureVisitor(NamedTuple):
+    """What one replay fills (module docstring): switches, tables, outputs and scratch."""
+
+    superko: bool
+    tactical: bool
+    light: bool
+    shapes: bool
+    mc_owner: bool
+    harvest: bool
+    # shape templates (patterns.Templates) and the harvested patterns' lookup table
+    dx: np.ndarray
+    dy: np.ndarray
+    ends: np.ndarray
+    perm: np.ndarray
+    keys: np.ndarray
+    tkeys: np.ndarray
+    tvals: np.ndarray
+    raw_to_level: np.ndarray  # int32[light.N_RAW]: pattern3x3 level of a raw 3x3 code
+    n_playouts: int
+    owner_seed: int
+    max_moves: int
+    # outputs, one row per candidate of the kept positions
+    tac_out: np.ndarray  # uint8[C, N_TACTICAL]
+    light_out: np.ndarray  # int32[C, N_LIGHT]
+    shape_out: np.ndarray  # int32[C]
+    owner_out: np.ndarray  # uint8[C]
+    cand_out: np.ndarray  # int16[C]
+    pos_start: np.ndarray  # int64[N + 1]
+    winner: np.ndarray  # int64[N]
+    hashes_out: np.ndarray  # uint64[N, R] (harvest)
+    # scratch
+    cands: np.ndarray  # int64[size * size + 1]
+    tac: np.ndarray  # int64[size * size + 1, N_TACTICAL]
+    hashes: np.ndarray  # uint64[R]
+    memo: np.ndarray  # int64[L] ladder memo of tactical_levels
+    counts: np.ndarray  # int64[size * size] MC-owner counts
+    total: np.ndarray  # int64[1] rows written so far
+
+    @classmethod
+    def new(
+        cls,
+        size: int,
+        n_moves: int,
+        templates: Templates,
+        tkeys: np.ndarray,
+        tvals: np.ndarray,
+        raw_to_level: np.ndarray,
+        *,
+        superko: bool,
+        tactical: bool = False,
+        light: bool = False,
+        shapes: bool = False,
+        mc_owner: bool = False,
+        harvest: bool = False,
+        n_playouts: int = 0,
+        owner_seed: int = 0,
+        max_moves: int = 0,
+    ) -> FeatureVisitor:
+        """A visitor for a game of n_moves on a size x size board, its outputs sized."""
+        npts = size * size + 1
+        rows = n_moves * npts if (tactical or light or shapes or mc_owner) else 0
+        n_radii = len(templates.radii)
+
+        def rows_of(on: bool, dtype, width: int | None = None) -> np.ndarray:
+            n = rows if on else 0
+            return np.empty((n, width) if width else n, dtype=dtype)
+
+        return cls(
+            superko, tactical, light, shapes, mc_owner, harvest,
+            templates.dx, templates.dy, templates.ends, templates.perm, templates.keys,
+            tkeys, tvals, raw_to_level, int(n_playouts), int(owner_seed), int(max_moves),
+            rows_of(tactical, np.uint8, N_TACTICAL),
+            rows_of(light, np.int32, N_LIGHT),
+            rows_of(shapes, np.int32),
+            rows_of(mc_owner, np.uint8),
+            rows_of(True, np.int16),
+            np.zeros(n_moves + 1, np.int64),
+            np.full(n_moves, -1, np.int64),
+            np.zeros((n_moves if harvest else 0, n_radii), np.uint64),
+            np.empty(npts, np.int64),
+            np.empty((npts, N_TACTICAL), np.int64),
+            np.empty(n_radii, np.uint64),
+            np.empty((size + 2) ** 2, np.int64),
+            np.zeros(size * size, np.int64),
+            np.zeros(1, np.int64),
+        )  # fmt: skip
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.total[0])
+
+
+@overload(visit, jit_options={"cache": True})
+def _visit_features(visitor, b, i, loc, color):
+    if not is_visitor(visitor, FeatureVisitor):
+        return None
+
+    def impl(visitor, b, i, loc, color):
+        v = visitor
+        if v.mc_owner:
+            # first, on the position as a replay leaves it (the playouts copy the board)
+            seed = position_seed(v.owner_seed, b.zhash[0], i)
+            owner_counts(b, color, v.n_playouts, seed, v.max_moves, v.counts)
+        b.info[TO_MOVE] = color
+        if v.harvest:
+            if loc == PASS:
+                v.hashes_out[i, :] = 0
+            else:
+                pattern_hashes(b, loc, color, v.dx, v.dy, v.ends, v.perm, v.keys, v.hashes)
+                v.hashes_out[i, :] = v.hashes
+        if not (v.tactical or v.light or v.shapes or v.mc_owner):
+            return False
+        cands = v.cands
+        n = legal_moves(b, color, v.superko, cands)
+        cands[n] = PASS
+        n += 1
+        total = v.total[0]
+        w = candidate_index(cands, n, loc)
+        v.winner[i] = w
+        if w >= 0:
+            _fill_rows(v, b, color, cands, n, total)
+            total += n
+            v.total[0] = total
+        v.pos_start[i + 1] = total
+        return False
+
+    return impl
+
+
 @njit(cache=True)
-def extract_position(
-    b: Board,
-    color: int,
-    superko: bool,
-    dx: np.ndarray,
-    dy: np.ndarray,
-    ends: np.ndarray,
-    perm: np.ndarray,
-    keys: np.ndarray,
-    tkeys: np.ndarray,
-    tvals: np.ndarray,
-    use_shapes: bool,
-    cands: np.ndarray,
-    tac: np.ndarray,
-    shape: np.ndarray,
-    ladder_memo: np.ndarray,
-) -> int:
-    """Fill cands[:n], tac[:n] and shape[:n]; return n (pass included)."""
-    n = legal_moves(b, color, superko, cands)
-    cands[n] = PASS
-    n += 1
-    ladder_memo[:] = -1
-    tactical_levels(b, color, cands, n, ladder_memo, tac)
-    hashes = np.empty(ends.shape[0], dtype=np.uint64)
-    for i in range(n):
-        shape[i] = 0
-        if use_shapes and cands[i] != PASS:
-            pattern_hashes(b, cands[i], color, dx, dy, ends, perm, keys, hashes)
-            shape[i] = match_largest(hashes, tkeys, tvals)
-    return n
+def _fill_rows(v: FeatureVisitor, b, color: int, cands: np.ndarray, n: int, start: int) -> None:
+    """Write rows start..start + n - 1: candidate locs and the enabled groups' levels."""
+    if v.tactical:
+        v.memo[:] = -1
+        tactical_levels(b, color, cands, n, v.memo, v.tac)
+    last = b.info[LAST]
+    width = b.info[W]
+    size = width - 2
+    for j in range(n):
+        row = start + j
+        loc = cands[j]
+        v.cand_out[row] = loc
+        if v.tactical:
+            for g in range(N_TACTICAL):
+                v.tac_out[row, g] = v.tac[j, g]
+        if v.shapes:
+            v.shape_out[row] = 0
+            if loc != PASS:
+                pattern_hashes(b, loc, color, v.dx, v.dy, v.ends, v.perm, v.keys, v.hashes)
+                v.shape_out[row] = match_largest(v.hashes, v.tkeys, v.tvals)
+        if v.light:
+            for g in range(N_LIGHT):
+                v.light_out[row, g] = 0
+            if loc == PASS:
+                v.light_out[row, PASS_COL] = 2 if last == PASS else 1
+            else:
+                code, cap, ext, sa, cont = light_levels(b, loc, color, last)
+                v.light_out[row, CAPTURE_COL] = cap
+                v.light_out[row, EXTENSION_COL] = ext
+                v.light_out[row, SELF_ATARI_COL] = sa
+                v.light_out[row, CONTIGUITY_COL] = cont
+                v.light_out[row, PATTERN_COL] = v.raw_to_level[code]
+        if v.mc_owner:
+            if loc == PASS:
+                v.owner_out[row] = 0
+            else:
+                pt = (loc // width - 1) * size + loc % width - 1
+                v.owner_out[row] = owner_level(v.counts[pt], v.n_playouts)

@@ -37,15 +37,12 @@ import numpy as np
 from numba import njit
 
 from gomove.board.board import (
-    BLACK,
     KO,
     LAST,
     LAST2,
     SIZE,
-    WHITE,
     Board,
     W,
-    adjacent_strings,
     captures_of,
     copy_board,
     is_legal,
@@ -55,6 +52,14 @@ from gomove.board.board import (
     string_libs,
 )
 from gomove.board.coords import PASS
+from gomove.features.levels import (
+    CAPTURE_OTHER,
+    capture_level,
+    in_heads,
+    last_string,
+    new_atari_heads,
+)
+from gomove.features.patterns import distance
 
 LADDER_DEPTH = 80
 
@@ -87,15 +92,6 @@ def _reading_copy(b: Board) -> Board:
     c = copy_board(b)
     c.info[KO] = -1
     return c
-
-
-@njit(cache=True)
-def _touches_string(b: Board, loc: int, h: int) -> bool:
-    for nb in neighbours(b, loc):
-        c = b.color[nb]
-        if (c == BLACK or c == WHITE) and b.head[nb] == h:
-            return True
-    return False
 
 
 @njit(cache=True)
@@ -196,9 +192,8 @@ def atari_is_ladder(b: Board, loc: int, color: int, target: int) -> bool:
 
 @njit(cache=True)
 def coulom_distance(a: int, b_: int, w: int) -> int:
-    dx = abs(a % w - b_ % w)
-    dy = abs(a // w - b_ // w)
-    return dx + dy + max(dx, dy)
+    """Coulom's distance (patterns.distance) between the locs a and b_ of a board of width w."""
+    return distance(a % w - b_ % w, a // w - b_ // w)
 
 
 @njit(cache=True)
@@ -226,21 +221,9 @@ def tactical_levels(
     last = b.info[LAST]
     last2 = b.info[LAST2]
     ko_on_board = b.info[KO] >= 0
-    # our strings in a new atari: one liberty and touching the previous move
-    na0 = na1 = na2 = na3 = -1
-    last_head = -1
-    if last >= 0 and b.color[last] == opp:
-        last_head = b.head[last]
-    if last >= 0:
-        na0, na1, na2, na3 = adjacent_strings(b, last, color)
-        if na0 != -1 and b.libs[na0] != 1:
-            na0 = -1
-        if na1 != -1 and b.libs[na1] != 1:
-            na1 = -1
-        if na2 != -1 and b.libs[na2] != 1:
-            na2 = -1
-        if na3 != -1 and b.libs[na3] != 1:
-            na3 = -1
+    bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
+    na0, na1, na2, na3 = new_atari_heads(bc, head, libs, w, color, last)
+    last_head = last_string(bc, head, color, last)
     for i in range(n):
         loc = cands[i]
         for g in range(8):
@@ -259,28 +242,16 @@ def tactical_levels(
         ext = 0
         atari = 0
         for nb in neighbours(b, loc):
-            c = b.color[nb]
+            c = bc[nb]
             if c == opp:
-                hh = b.head[nb]
-                nl = b.libs[hh]
+                hh = head[nb]
+                nl = libs[hh]
                 if nl == 1:
-                    # capture of string hh
-                    lvl = 0
-                    s = hh
-                    while True:
-                        for nb2 in neighbours(b, s):
-                            if b.color[nb2] == color:
-                                h2 = b.head[nb2]
-                                if h2 == na0 or h2 == na1 or h2 == na2 or h2 == na3:
-                                    lvl = 1
-                        s = b.nxt[s]
-                        if s == hh or lvl == 1:
-                            break
-                    if lvl == 0 and last_head == hh:
-                        lvl = 2
-                    if lvl == 0 and last_head >= 0 and _touches_string(b, loc, last_head):
-                        lvl = 3
-                    if lvl == 0:
+                    # capture of string hh: the shared levels 1..4, 4 split by the ladder
+                    lvl = capture_level(
+                        bc, head, nxt, w, loc, color, hh, na0, na1, na2, na3, last_head
+                    )
+                    if lvl == CAPTURE_OTHER:
                         if ladder_memo[hh] < 0:
                             ladder_memo[hh] = 1 if ladder_captured(b, hh) else 0
                         lvl = 5 if ladder_memo[hh] == 1 else 4
@@ -296,8 +267,9 @@ def tactical_levels(
                     if atari == 0 or lvl < atari:
                         atari = lvl
             elif c == color:
-                hh = b.head[nb]
-                if b.libs[hh] == 1 and (hh == na0 or hh == na1 or hh == na2 or hh == na3):
+                hh = head[nb]
+                if libs[hh] == 1 and in_heads(hh, na0, na1, na2, na3):
+                    # extension of a string in a new atari, split by the ladder
                     if ladder_memo[hh] < 0:
                         ladder_memo[hh] = 1 if ladder_captured(b, hh) else 0
                     lvl = 2 if ladder_memo[hh] == 1 else 1

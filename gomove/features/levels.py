@@ -1,0 +1,92 @@
+"""The move levels the full and the light features share: new atari, capture, extension.
+
+Coulom 2007, Table 1, defined once here and used by tactical.py (which refines
+the capture and extension levels with its ladder reader), light.py and the
+pattern playouts (gomove.play.pattern), so the three cannot drift apart. The
+kernels take the board's arrays (bc = b.color, head, nxt, libs) and its width
+w, as the playouts' move loops need.
+
+Terms:
+- new atari: one of the mover's strings with one liberty that touches the
+  previous move (``last``; a pass or no move: none). At most 4 strings touch a
+  point, so the heads come as 4 values, -1 for none.
+- capture level of taking the opponent string hh (in atari) with a move at
+  loc, the lowest that applies: CAPTURE_ATARI_DEFENCE (1) hh touches one of
+  our strings in a new atari; CAPTURE_RECAPTURE (2) hh holds the previous
+  move; CAPTURE_PREVENT_CONNECTION (3) loc touches the previous move's string;
+  CAPTURE_OTHER (4) any other capture. tactical.py splits 4 by the ladder.
+- extension: a move at the liberty of one of our strings in a new atari.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from gomove.board.board import adjacent_heads
+
+CAPTURE_ATARI_DEFENCE = 1
+CAPTURE_RECAPTURE = 2
+CAPTURE_PREVENT_CONNECTION = 3
+CAPTURE_OTHER = 4
+
+
+@njit(cache=True, inline="always")
+def new_atari_heads(bc, head, libs, w: int, color: int, last: int) -> tuple[int, int, int, int]:
+    """Heads of color's strings in a new atari (module docstring), -1 for none."""
+    if last < 0:
+        return -1, -1, -1, -1
+    a0, a1, a2, a3 = adjacent_heads(bc, head, w, last, color)
+    if a0 != -1 and libs[a0] != 1:
+        a0 = -1
+    if a1 != -1 and libs[a1] != 1:
+        a1 = -1
+    if a2 != -1 and libs[a2] != 1:
+        a2 = -1
+    if a3 != -1 and libs[a3] != 1:
+        a3 = -1
+    return a0, a1, a2, a3
+
+
+@njit(cache=True, inline="always")
+def in_heads(h: int, a0: int, a1: int, a2: int, a3: int) -> bool:
+    """Is h one of the heads a0..a3 (new_atari_heads' -1 never matches a string)?"""
+    return h == a0 or h == a1 or h == a2 or h == a3
+
+
+@njit(cache=True, inline="always")
+def capture_level(
+    bc, head, nxt, w: int, loc: int, color: int, hh: int,
+    na0: int, na1: int, na2: int, na3: int, last_head: int,
+) -> int:  # fmt: skip
+    """The capture level (1..4, module docstring) of taking string hh with a move at loc.
+
+    na0..na3: new_atari_heads for color; last_head: the head of the previous
+    move's string when it is an opponent stone, else -1.
+    """
+    lvl = CAPTURE_OTHER
+    if na0 != -1 or na1 != -1 or na2 != -1 or na3 != -1:
+        s = hh
+        while lvl != CAPTURE_ATARI_DEFENCE:
+            for nb in (s - w, s - 1, s + 1, s + w):
+                if bc[nb] == color and in_heads(head[nb], na0, na1, na2, na3):
+                    lvl = CAPTURE_ATARI_DEFENCE
+            s = nxt[s]
+            if s == hh:
+                break
+    if lvl > CAPTURE_RECAPTURE and hh == last_head:
+        lvl = CAPTURE_RECAPTURE
+    if lvl > CAPTURE_PREVENT_CONNECTION and last_head >= 0:
+        opp = 3 - color
+        for nb in (loc - w, loc - 1, loc + 1, loc + w):
+            if bc[nb] == opp and head[nb] == last_head:
+                lvl = CAPTURE_PREVENT_CONNECTION
+    return lvl
+
+
+@njit(cache=True, inline="always")
+def last_string(bc, head, color: int, last: int) -> int:
+    """The head of the previous move's string when it is an opponent stone still on the
+    board (last < 0, a pass or no move: -1)."""
+    if last >= 0 and bc[last] == 3 - color:
+        return head[last]
+    return -1

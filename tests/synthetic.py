@@ -25,6 +25,7 @@ from gomove.board.board import (
 from gomove.board.coords import NO_MOVE, PASS
 from gomove.data.batch import Batch
 from gomove.models.fbt import FactorizationBT
+from gomove.train.config import register
 
 F64 = torch.float64
 
@@ -70,6 +71,7 @@ O O O . . . . . .
 
 
 CONFIGS = str(Path(__file__).resolve().parents[1] / "gomove" / "configs")
+register()  # the config schemas cfg_of composes against
 
 
 def cfg_of(overrides: list[str]):

@@ -17,11 +17,18 @@ import pytest
 from board_ascii import board_from
 from gamegen import random_sgf
 
-from gomove.board.board import BLACK, WHITE
-from gomove.board.playout import run_playouts
+from gomove.board.board import BLACK, WHITE, copy_board
+from gomove.board.playout import (
+    default_max_moves,
+    play_game,
+    run_playouts,
+    seed_state,
+    start_state,
+)
 from gomove.board.replay import board_at
 from gomove.cli.ownership import main
 from gomove.play.ownership import ownership, plot_ownership, stones
+from gomove.play.policy import PatternPolicy
 from gomove.reading.sgf import parse_game
 
 TWO_GROUPS = """
@@ -88,12 +95,28 @@ def test_png_and_cli(tmp_path):
 
 
 def test_map_with_pattern_policy():
-    """A pattern policy (here all gammas 1) gives its own playouts' owner counts."""
-    from gomove.play.policy import PatternPolicy
-
+    """With a pattern policy, the map is the owners of that policy's games: equal to
+    counting the owners of n single games played here with the documented seeds
+    (seed_state(seed, g)) and the policy's player; and the policy matters (a
+    non-neutral one gives another map than uniform playouts)."""
     b = board_from(TWO_GROUPS)
-    policy = PatternPolicy.neutral()
+    rs = np.random.default_rng(3)
+    neutral = PatternPolicy.neutral()
+    policy = PatternPolicy(
+        np.exp(rs.normal(0.0, 2.0, neutral.pattern.shape)),
+        *(neutral.of(g) for g in ("capture", "extension", "self_atari", "contiguity", "pass")),
+    )
     own = ownership(b, BLACK, n=32, seed=4, policy=policy)
-    _, counts = policy.run_playouts(b, BLACK, 7.5, 32, 4)
-    np.testing.assert_array_equal(own.black, counts[BLACK] / 32)
+    player = policy.player()
+    black = np.zeros((9, 9))
+    owner, no_moves = np.zeros(81, np.int8), np.zeros(0, np.int32)
+    for g in range(32):
+        game = copy_board(b)
+        rng = np.array([seed_state(np.uint64(4), g)], np.uint64)
+        state = start_state(player, game)
+        play_game(game, BLACK, 7.5, rng, default_max_moves(9), player, state, owner, no_moves)
+        black += (owner == BLACK).reshape(9, 9)
+    np.testing.assert_array_equal(own.black, black / 32)
     assert own.black[0, 2] == 1.0 and own.white[8, 6] == 1.0
+    uniform = ownership(b, BLACK, n=32, seed=4)
+    assert not np.array_equal(own.black, uniform.black)

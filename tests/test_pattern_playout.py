@@ -1,4 +1,4 @@
-"""Pattern-policy playouts (gomove/play/pattern_playout.py) and the policy file (policy.py).
+"""Pattern-policy playouts (gomove/play/pattern/) and the policy file (policy.py).
 
 Invariants checked:
 - every playout ends (two passes in a row, or max_moves); replayed on a fresh
@@ -15,8 +15,12 @@ Invariants checked:
   when nearly every proposal is rejected and the full-scan draw takes over;
 - the playable table (code_flags) equals is_legal and not is_eye on random
   positions, sa_sure levels are self-ataris and levels neither sa_sure nor
-  sa_maybe are not; same seed, same games; pattern_playouts equals game-by-game
-  pattern_playout; run_playouts leaves the board unchanged, counts sum to n;
+  sa_maybe are not; same seed, same games; the playout driver (run_games)
+  equals game-by-game play_game; run_playouts leaves the board unchanged,
+  counts sum to n;
+- the checker (check_gammas) is silent on a sound state and counts each kind
+  of corruption of it (a base gamma, a row sum, a level, the atari list, a
+  hot point's value), also through a checked playout;
 - policy file round trip, from_gammas against the registry, version check;
   ``train.py model=mm features=light`` writes a policy.npz that loads and
   equals the checkpoint's.
@@ -46,7 +50,16 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import NO_MOVE, PASS
-from gomove.board.playout import default_max_moves, is_eye, new_rng, seed_state
+from gomove.board.playout import (
+    default_max_moves,
+    is_eye,
+    new_rng,
+    play_game,
+    reset_state,
+    run_games,
+    seed_state,
+    start_state,
+)
 from gomove.experiment import run
 from gomove.features.light import (
     LIGHT_LEVELS,
@@ -55,13 +68,10 @@ from gomove.features.light import (
     light_code,
     pattern_levels,
 )
-from gomove.play.pattern_playout import (
-    new_scratch,
-    pattern_playout,
-    pattern_playouts,
-    policy_gamma,
-)
-from gomove.play.policy import LEVEL_GROUPS, PatternPolicy
+from gomove.features.light_gammas import LEVEL_GROUPS
+from gomove.play.pattern.check import check_gammas
+from gomove.play.pattern.draw import collect_hot, hot_gammas, policy_gamma
+from gomove.play.policy import PatternPolicy
 
 
 def random_policy(seed: int, sigma: float = 1.5) -> PatternPolicy:
@@ -98,14 +108,11 @@ def recorded(start: Board, color: int, seed: int, policy: PatternPolicy, check: 
     b = copy_board(start)
     owner = np.full(size * size, -1, np.int8)
     moves = np.full(max_moves, -99, np.int32)
-    errors = np.zeros(1, np.int64)
-    t = policy.tables()
-    score = pattern_playout(
-        b, color, 7.5, new_rng(seed), max_moves, t, new_scratch(b), owner, moves, check, errors,
-        False,
-    )  # fmt: skip
+    player = policy.player(check)
+    state = start_state(player, b)
+    score = play_game(b, color, 7.5, new_rng(seed), max_moves, player, state, owner, moves)
     n = int(b.info[NMOVES] - start.info[NMOVES])
-    return b, score, owner, moves[:n].tolist(), int(errors[0])
+    return b, score, owner, moves[:n].tolist(), int(player.errors[0])
 
 
 def check_pattern_game(start: Board, color: int, seed: int, policy: PatternPolicy) -> None:
@@ -188,17 +195,17 @@ def chi_square_p(observed: np.ndarray, expected: np.ndarray) -> float:
 
 def first_moves(start: Board, color: int, policy: PatternPolicy, n: int, seed: int) -> np.ndarray:
     """Counts by point of the first move of n seeded one-move playouts from start."""
-    t = policy.tables()
+    player = policy.player()
     size = int(start.info[SIZE])
     hits = np.zeros(start.color.shape[0], np.int64)
     owner = np.zeros(size * size, np.int8)
     first = np.zeros(1, np.int32)
-    errors = np.zeros(1, np.int64)
-    s = new_scratch(start)
+    state = start_state(player, start)
     for g in range(n):
         rng = np.array([seed_state(np.uint64(seed), g)], np.uint64)
         b = copy_board(start)
-        pattern_playout(b, color, 0.0, rng, 1, t, s, owner, first, False, errors, False)
+        reset_state(player, state)
+        play_game(b, color, 0.0, rng, 1, player, state, owner, first)
         hits[first[0]] += 1
     return hits
 
@@ -256,6 +263,91 @@ def test_rejected_self_ataris_fall_back_to_the_exact_draw():
     assert chi_square_p(observed, n * gamma / gamma.sum()) > 1e-3
 
 
+# after white's G6: black F6 in a new atari (extension F5), white C4 in atari (capture D4)
+CHECKED = """
+. . . . . O .
+. . . . O X .
+. . X O . . .
+. X O . O . .
+. . X O . . .
+. . . . . . .
+. . . . . . .
+"""
+
+
+def checked_position(policy: PatternPolicy):
+    """CHECKED after white's G6, black to move, and the state the move loop has before its
+    draw: (board, colour, last, ko, tables, state, hot points, hot extra total)."""
+    b = board_from(CHECKED, WHITE)
+    play(b, loc_of("G6", 7), WHITE)
+    player = policy.player()
+    s, _ = start_state(player, b)
+    t = player.tables
+    last, ko = int(b.info[LAST]), int(b.info[KO])
+    s.gen[0] += 1
+    nh, ncont = collect_hot(b, BLACK, last, ko, int(s.gen[0]), s, t)
+    hot_total = hot_gammas(b, BLACK, last, ko, nh, ncont, s, t)
+    return b, BLACK, last, ko, t, s, nh, hot_total
+
+
+def _raise_base(b, s, t, p):
+    s.gam[0, p] *= 2.0
+    s.rows[0, s.rowof[p]] += s.gam[0, p] / 2  # the row sum agrees: only the gamma is wrong
+
+
+def _shift_row(b, s, t, p):
+    s.rows[1, 0] += 0.5
+
+
+def _other_level(b, s, t, p):
+    s.lev[p] = t.swap[s.lev[p]] if t.swap[s.lev[p]] != s.lev[p] else s.lev[p] + 1
+
+
+def _drop_from_alist(b, s, t, p):
+    x = s.alist[0]
+    s.acount[0] -= 1
+    s.alist[0] = s.alist[s.acount[0]]
+    s.apos[s.alist[0]] = 0
+    s.apos[x] = -1
+
+
+def _halve_hot(b, s, t, p):
+    q = s.pts[int(np.argmax(s.extra[: len(s.extra)]))]
+    s.hotval[q] *= 0.5
+
+
+CORRUPTIONS = {
+    "base gamma": _raise_base,
+    "row sum": _shift_row,
+    "level": _other_level,
+    "atari list": _drop_from_alist,
+    "hot value": _halve_hot,
+}
+
+
+@pytest.mark.parametrize("corruption", list(CORRUPTIONS))
+def test_checker_counts_a_corrupted_state(corruption):
+    """check_gammas finds nothing wrong with the state the move loop builds, and counts
+    each kind of corruption of it; a checked playout from a corrupted state counts
+    errors too (fault injection: the checker the playout tests rely on can fail)."""
+    r = POLICIES["random"]  # hot points above their base: contiguity and extension favoured
+    policy = PatternPolicy(
+        r.pattern, r.capture, np.array([1.0, 3.0]), r.self_atari, np.array([1.0, 3.0]), r.pass_
+    )
+    b, color, last, ko, t, s, nh, hot_total = checked_position(policy)
+    assert s.acount[0] > 0 and hot_total > 0  # the position has atari strings and hot points
+    assert check_gammas(b, color, last, ko, t, s, nh, hot_total) == 0
+    empty = [p for p in ref.board_points(7) if b.color[p] == 0 and s.gam[0, p] > 0]
+    CORRUPTIONS[corruption](b, s, t, empty[len(empty) // 2])
+    assert check_gammas(b, color, last, ko, t, s, nh, hot_total) > 0
+    if corruption != "hot value":  # hot values are recomputed before every draw
+        player = policy.player(check=True)
+        state = (s, s)
+        owner, no = np.zeros(49, np.int8), np.zeros(0, np.int32)
+        play_game(copy_board(b), color, 7.5, new_rng(0), 1, player, state, owner, no)
+        assert player.errors[0] > 0
+
+
 # --- tables, seeds, many playouts ---------------------------------------------------
 
 
@@ -293,24 +385,21 @@ def test_playable_table_is_is_legal_and_not_is_eye():
 
 
 def test_same_seed_same_games_and_batch_equals_single():
-    """pattern_playouts(seed) plays game g as pattern_playout from seed_state(seed, g)."""
-    policy = POLICIES["random"]
-    t = policy.tables()
+    """run_games(seed) plays game g as play_game from seed_state(seed, g), a fresh state."""
+    player = POLICIES["random"].player()
     start = board_from(EYES)
     counts = np.zeros((3, 81), np.int64)
-    scores = pattern_playouts(start, WHITE, 7.5, 6, np.uint64(5), 243, t, counts)
-    again = pattern_playouts(start, WHITE, 7.5, 6, np.uint64(5), 243, t, np.zeros((3, 81), int))
+    scores = run_games(start, WHITE, 7.5, 6, np.uint64(5), 243, player, counts)
+    again = run_games(start, WHITE, 7.5, 6, np.uint64(5), 243, player, np.zeros((3, 81), int))
     assert np.array_equal(scores, again)
-    s = new_scratch(start)
     for g in range(6):
         b = copy_board(start)
         rng = np.array([seed_state(np.uint64(5), g)], np.uint64)
         owner = np.zeros(81, np.int8)
         no = np.zeros(0, np.int32)
-        err = np.zeros(1, np.int64)
-        score = pattern_playout(b, WHITE, 7.5, rng, 243, t, s, owner, no, False, err, False)
+        score = play_game(b, WHITE, 7.5, rng, 243, player, start_state(player, b), owner, no)
         assert score == scores[g]
-    other = pattern_playouts(start, WHITE, 7.5, 6, np.uint64(6), 243, t, counts)
+    other = run_games(start, WHITE, 7.5, 6, np.uint64(6), 243, player, counts)
     assert not np.array_equal(scores, other)
 
 

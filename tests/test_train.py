@@ -19,9 +19,6 @@ from synthetic import cfg_of, tiny
 
 from gomove.experiment import evaluate_checkpoint, run
 from gomove.train.checkpoint import load_checkpoint
-from gomove.train.config import register
-
-register()
 
 
 @pytest.mark.parametrize("data", ["sample", "tygem"])

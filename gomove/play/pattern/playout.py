@@ -1,0 +1,157 @@
+"""The pattern policy in the board's playout driver: its move loop and its three hooks.
+
+Terms:
+- PatternPlayer: the policy as the playout driver (gomove.board.playout)
+  takes it: the kernel tables, ``check`` (run check.check_gammas before every
+  draw) and ``errors`` (int64[1], where check counts mismatches).
+- its state (``policy_state``): the PatternState of the start position, plus
+  a copy of its base gammas that ``policy_reset`` restores before each game.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+from numba.extending import overload
+
+from gomove.board.board import KO, LAST, SIZE, Board, W, play_arrays
+from gomove.board.coords import PASS
+from gomove.board.playout import is_policy, policy_moves, policy_reset, policy_state
+from gomove.play.pattern.check import check_gammas
+from gomove.play.pattern.draw import (
+    MAX_TRIES,
+    acceptance,
+    collect_hot,
+    draw_exact,
+    hot_gammas,
+    propose,
+    self_atari_scale,
+    uniform01,
+)
+from gomove.play.pattern.state import (
+    PatternState,
+    copy_state,
+    init_gammas,
+    new_state,
+    play_and_update,
+)
+from gomove.play.pattern.tables import PolicyTables
+
+
+class PatternPlayer(NamedTuple):
+    """A pattern policy for the playout driver (module docstring)."""
+
+    tables: PolicyTables
+    check: bool
+    errors: np.ndarray  # int64[1]
+
+
+@njit(cache=True, _nrt=False)
+def play_moves(
+    b: Board,
+    color: int,
+    rng: np.ndarray,
+    max_moves: int,
+    t: PolicyTables,
+    s: PatternState,
+    moves_out: np.ndarray,
+    check: bool,
+    errors: np.ndarray,
+) -> int:
+    """The move loop of a pattern-policy game on b, s holding b's base gammas;
+    returns the number of moves played.
+
+    Compiled without numba's reference counting (it allocates nothing, and
+    its caller holds every array): counting references at every read of a
+    Board, table or state field cost five times the rest of the work.
+    """
+    size = b.info[SIZE]
+    w = b.info[W]
+    info = b.info
+    rows = s.rows
+    sa_max, sa_yes, sa_no = self_atari_scale(t)
+    gen = s.gen[0]
+    passes = 0
+    n_moves = 0
+    while n_moves < max_moves and passes < 2:
+        ci = color - 1
+        last = info[LAST]
+        ko = info[KO]
+        gen += 1
+        nh, ncont = collect_hot(b, color, last, ko, gen, s, t)
+        hot_total = hot_gammas(b, color, last, ko, nh, ncont, s, t)
+        if check:
+            s.gen[0] = gen
+            errors[0] += check_gammas(b, color, last, ko, t, s, nh, hot_total)
+        base_total = 0.0
+        for r in range(size):
+            base_total += rows[ci, r]
+        move = PASS
+        drawn = False
+        for _ in range(MAX_TRIES):
+            move = propose(size, w, ci, s, nh, hot_total, base_total, rng)
+            if move == PASS:
+                drawn = True
+                break
+            acc = acceptance(b, move, color, gen, s, t, sa_yes, sa_no)
+            if acc >= 1.0 or uniform01(rng) < acc:
+                drawn = True
+                break
+        if not drawn:
+            move = draw_exact(b, color, last, ko, t, rng)
+        if move == PASS:
+            passes += 1
+            bc, head, nxt, libs, nstones, bmark, _, zhash, hist = b
+            play_arrays(bc, head, nxt, libs, nstones, bmark, info, zhash, hist, PASS, color)
+        else:
+            passes = 0
+            play_and_update(b, move, color, s, t)
+        if n_moves < moves_out.shape[0]:
+            moves_out[n_moves] = move
+        n_moves += 1
+        color = 3 - color
+    s.gen[0] = gen
+    return n_moves
+
+
+@overload(policy_state, jit_options={"cache": True})
+def _pattern_state(policy, b):
+    if is_policy(policy, PatternPlayer):
+
+        def impl(policy, b):
+            s = new_state(b)
+            init_gammas(b, policy.tables, s)
+            start = new_state(b)
+            copy_state(start, s)
+            return s, start
+
+        return impl
+    return None
+
+
+@overload(policy_reset, jit_options={"cache": True})
+def _pattern_reset(policy, state):
+    if is_policy(policy, PatternPlayer):
+
+        def impl(policy, state):
+            s, start = state
+            copy_state(s, start)
+
+        return impl
+    return None
+
+
+@overload(policy_moves, jit_options={"cache": True})
+def _pattern_moves(policy, state, b, color, rng, max_moves, moves_out):
+    if is_policy(policy, PatternPlayer):
+
+        def impl(policy, state, b, color, rng, max_moves, moves_out):
+            s, _ = state
+            return play_moves(
+                b, color, rng, max_moves, policy.tables, s, moves_out, policy.check, policy.errors
+            )
+
+        return impl
+    return None

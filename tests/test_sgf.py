@@ -132,6 +132,33 @@ def test_other_bad_roots(data: bytes, reason: str) -> None:
     assert info.value.reason == reason
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"(;SZ[9]CA[hex]RE[W+R];B[ee])",  # a binary codec: LookupError when decoding
+        b"(;SZ[9]CA[rot13]PB[Lee];B[ee])",
+        b"(;SZ[9]CA[UTF-16]PB[Lee];B[ee])",  # the error message decoded CA[] with UTF-16
+        b"(;SZ[9]CA[utf-32]DT[\xff];B[ee])",
+        b"(;SZ[9]CA[undefined]PB[Lee];B[ee])",  # UnicodeError, not UnicodeDecodeError
+        b"(;SZ[9]CA[idna]PB[xn--zz];B[ee])",
+    ],
+)
+def test_charsets_that_cannot_be_an_sgf_files(data: bytes) -> None:
+    """Codecs that are no text charset, or do not read ASCII as ASCII: 'encoding' (found by
+    tests/test_sgf_fuzz.py; these raised LookupError, ValueError or UnicodeError)."""
+    with pytest.raises(GameError) as info:
+        parse_game(data, "inline")
+    assert info.value.reason == "encoding"
+
+
+@pytest.mark.parametrize("charset", ["GB2312", "Big5", "Shift_JIS", "EUC-KR", "UTF-8", "hz"])
+def test_cjk_charsets_are_read(charset: str) -> None:
+    """The charsets real Go servers write read their names."""
+    name = "李" if charset != "EUC-KR" else "이"
+    data = b"(;SZ[9]CA[%s]PB[%s];B[ee])" % (charset.encode(), name.encode(charset))
+    assert parse_game(data, "cjk").black == name
+
+
 def test_latin1_is_the_default_charset() -> None:
     """Without CA[], bytes are ISO-8859-1 (the SGF default), so any byte decodes."""
     game = parse_game(b"(;SZ[9]PB[J\xf6rg];B[ee])", "latin1")

@@ -7,10 +7,12 @@ Terms:
 - move number: 1-based index into ``Game.moves`` (move 1 is the first B/W node);
   0 names the setup stones.
 - GameError: why one record cannot be used, as a short ``reason``:
-  ``parse`` (not SGF), ``encoding`` (unknown CA[] charset, or bytes the charset
-  cannot decode in the root properties read here), ``size`` (SZ[] missing from
-  the allowed sizes, or not a number), ``move`` (a move value off the board or
-  malformed), ``setup`` (a bad AB/AW value, or setup stones after the root).
+  ``parse`` (not SGF), ``encoding`` (a CA[] charset that is unknown or that no SGF
+  file can be written in, being no text encoding or not reading ASCII as ASCII,
+  like UTF-16; or bytes the charset cannot decode in the root properties read
+  here), ``size`` (SZ[] missing from the allowed sizes, or not a number),
+  ``move`` (a move value off the board or malformed), ``setup`` (a bad AB/AW
+  value, or setup stones after the root).
   gomove.reading.games adds ``illegal``, ``read`` and the filter reasons.
 
 This module checks only the record's form; the rules (occupied points, suicide,
@@ -33,6 +35,8 @@ Move = tuple[int, Point | None]
 # sgfmill interprets move values only up to 26x26 (letters a-z).
 SGFMILL_MAX_SIZE = 26
 _COLORS = {"b": BLACK, "w": WHITE}
+# SGF's own syntax is ASCII, so a record's charset must read these bytes unchanged
+_ASCII_PROBE = b"(;GM[1]SZ[19]PB[Lee Sedol 9d]RE[W+2.5];B[pd]) 0123456789 xyz XYZ .,:-_"
 
 
 class GameError(ValueError):
@@ -107,6 +111,7 @@ def parse_game(data: bytes, source: str, sizes: Collection[int] | None = SUPPORT
         game = sgf.Sgf_game.from_coarse_game_tree(coarse)
     except ValueError as e:
         raise GameError("encoding", source, None, str(e)) from e
+    charset = _charset(game, source)
     root = game.get_root()
     komi = _root_value(root, "KM", 0.0, source)
     setup = _setup(root, source)
@@ -115,8 +120,8 @@ def parse_game(data: bytes, source: str, sizes: Collection[int] | None = SUPPORT
         handicap = len(setup)
     try:
         text = {ident: _text(root, ident) for ident in ("RE", "BR", "WR", "DT", "PB", "PW")}
-    except UnicodeDecodeError as e:
-        raise GameError("encoding", source, None, f"{e} (CA[{game.get_charset()}])") from e
+    except UnicodeError as e:  # UnicodeDecodeError, or a codec's own (idna: xn--zz)
+        raise GameError("encoding", source, None, f"{e} (CA[{charset}])") from e
     return Game(
         source=source,
         size=size,
@@ -143,6 +148,22 @@ def _size(root_props: dict[str, list[bytes]], source: str) -> int:
     if not 1 <= size <= SGFMILL_MAX_SIZE:
         raise GameError("size", source, None, f"SZ[{size}] is out of range")
     return size
+
+
+def _charset(game: sgf.Sgf_game, source: str) -> str:
+    """The record's charset (normalised name), when it is one an SGF file can be written in.
+
+    sgfmill accepts any Python codec name: binary codecs (hex, rot13) then raise
+    LookupError when text is decoded, and UTF-16 turns ASCII text into CJK.
+    """
+    charset = game.presenter.encoding
+    try:
+        ok = _ASCII_PROBE.decode(charset) == _ASCII_PROBE.decode("ascii")
+    except (UnicodeError, LookupError):
+        ok = False
+    if not ok:
+        raise GameError("encoding", source, None, f"CA[{charset}] does not read ASCII as ASCII")
+    return charset
 
 
 def _root_value(root: sgf.Tree_node, ident: str, default: float, source: str) -> float:

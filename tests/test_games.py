@@ -286,6 +286,22 @@ def test_setup_on_the_same_point_is_illegal() -> None:
     assert (info.value.reason, info.value.move_number) == ("illegal", 0)
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"(;SZ[9]AB[aa]AW[ba][ab];W[ee])",  # the black corner stone is captured by the setup
+        b"(;SZ[9]AB[ba][ab]AW[aa];W[ee])",  # the white one, placed last, captures nothing
+        b"(;SZ[9]AB[ba][bb][ab]AW[aa];B[ee])",
+    ],
+)
+def test_setup_stone_without_liberties_is_illegal(data: bytes) -> None:
+    """A setup that leaves a string without liberties is 'illegal' at move 0, whichever colour
+    (found by tests/test_sgf_fuzz.py: the white corner stone was accepted, dead on the board)."""
+    with pytest.raises(GameError) as info:
+        replay_game(parse_game(data, "dead"))
+    assert (info.value.reason, info.value.move_number) == ("illegal", 0)
+
+
 # --- stats and CLI ------------------------------------------------------------
 
 

@@ -232,7 +232,10 @@ def replay_game(game: Game, superko: bool = True) -> Board:
         raise GameError("illegal", game.source, 0, "two setup stones on one point")
     ga = game_arrays(game)
     b = start_board(ga)
-    if np.count_nonzero((b.color == BLACK) | (b.color == WHITE)) != len(game.setup):
+    # a stone was captured by the setup, or stands in a string with no liberty (a white
+    # stone placed after the black ones that surround it captures nothing)
+    captured = np.count_nonzero((b.color == BLACK) | (b.color == WHITE)) != len(game.setup)
+    if captured or np.any(b.libs[b.head[ga.setup_locs]] == 0):
         raise GameError("illegal", game.source, 0, "setup stones without liberties")
     locs, colors = ga.locs, ga.colors
     n = replay_locs(b, locs, colors, superko)

@@ -352,6 +352,18 @@ def test_cli_strict_and_missing_path(capsys: pytest.CaptureFixture[str]) -> None
     assert main([str(FIXTURES / "missing.sgf")]) == 2
 
 
+@pytest.mark.parametrize(
+    "option",
+    [["--sizes", "25"], ["--sizes", "1", "9"], ["--min-moves", "-1"], ["--max-games", "-3"]],
+)
+def test_cli_option_out_of_range(capsys: pytest.CaptureFixture[str], option: list[str]) -> None:
+    """An option value ReadConfig refuses exits 2 with one error line, not a traceback
+    (found by tests/test_sgf_fuzz.py: ValueError escaped main)."""
+    assert main([str(FIXTURES / "game9.sgf"), *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.splitlines()) == 1
+
+
 def test_python_dash_m_entry_point() -> None:
     """``python -m gomove.data`` runs main and ends with the JSON line."""
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}

@@ -3,7 +3,9 @@ replays checked against sgfmill's board, and the summary the CLI prints."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import os
 import subprocess
@@ -316,6 +318,25 @@ def test_summary_is_json_and_format_is_readable() -> None:
     text = stats.format()
     for word in ("games", "skipped", "positions", "board sizes", "handicap", "ranks", "9x9"):
         assert word in text
+
+
+def test_member_name_not_utf8_is_printable(tmp_path: Path) -> None:
+    """A tar member whose name is not UTF-8 (read with surrogateescape) is named in format()
+    as \\udcff, so that the CLI can print it to a UTF-8 stdout (found by
+    tests/test_sgf_fuzz.py: UnicodeEncodeError in print)."""
+    path = tmp_path / "names.tar"
+    with tarfile.open(path, "w") as tf:
+        info = tarfile.TarInfo("\udcff.sgf")
+        info.size = 4
+        tf.addfile(info, io.BytesIO(b"junk"))
+    stats = ReadStats()
+    assert list(iter_games(path, ReadConfig(), stats)) == []
+    assert stats.skipped == {"parse": 1} and "\udcff" in stats.errors[0]
+    text = stats.format()
+    assert text.encode("utf-8").decode("utf-8") == text and "names.tar:\\udcff.sgf" in text
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
+    with contextlib.redirect_stdout(out):
+        assert main([str(path)]) == 0
 
 
 def test_rank_key_orders_kyu_dan_pro() -> None:

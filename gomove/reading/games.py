@@ -139,7 +139,9 @@ class ReadStats:
         if self.errors:
             lines.append(f"first {len(self.errors)} failures:")
             lines += [f"  {e}" for e in self.errors]
-        return "\n".join(lines)
+        # names of tar members and files that are not UTF-8 hold lone surrogates
+        # (surrogateescape), which a UTF-8 stdout refuses: show them as \udcff
+        return "\n".join(lines).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def rank_key(rank: str) -> tuple[int, int, str]:

@@ -123,10 +123,14 @@ def test_bad_records_raise_with_reason(name: str, reason: str, move_number: int 
         (b"(;SZ[19]KM[six];B[aa])", "parse"),
         (b"(;SZ[9]AB[zz];B[aa])", "setup"),
         (b"(;SZ[9]CA[UTF-8]RE[\xc3];B[aa])", "encoding"),
+        (b"(;SZ[9]PB[a][b];B[aa])", "parse"),  # found by test_sgf_fuzz.py: ValueError
+        (b"(;SZ[9]RE[B+R]RE[W+R];B[aa])", "parse"),
+        (b"(;SZ[9]KM[6.5][7.5];B[aa])", "parse"),
     ],
 )
 def test_other_bad_roots(data: bytes, reason: str) -> None:
-    """Empty data, rectangular or non-numeric SZ, bad KM, off-board AB, bad bytes in RE."""
+    """Empty data, rectangular or non-numeric SZ, bad KM, off-board AB, bad bytes in RE,
+    several values of a one-value property."""
     with pytest.raises(GameError) as info:
         parse_game(data, "inline")
     assert info.value.reason == reason

@@ -7,12 +7,12 @@ Terms:
 - move number: 1-based index into ``Game.moves`` (move 1 is the first B/W node);
   0 names the setup stones.
 - GameError: why one record cannot be used, as a short ``reason``:
-  ``parse`` (not SGF), ``encoding`` (a CA[] charset that is unknown or that no SGF
-  file can be written in, being no text encoding or not reading ASCII as ASCII,
-  like UTF-16; or bytes the charset cannot decode in the root properties read
-  here), ``size`` (SZ[] missing from the allowed sizes, or not a number),
-  ``move`` (a move value off the board or malformed), ``setup`` (a bad AB/AW
-  value, or setup stones after the root).
+  ``parse`` (not SGF; or KM, HA, RE, PB, ... malformed or given several values),
+  ``encoding`` (a CA[] charset that is unknown or that no SGF file can be written
+  in, being no text encoding or not reading ASCII as ASCII, like UTF-16; or bytes
+  the charset cannot decode in the root properties read here), ``size`` (SZ[]
+  missing from the allowed sizes, or not a number), ``move`` (a move value off the
+  board or malformed), ``setup`` (a bad AB/AW value, or setup stones after the root).
   gomove.reading.games adds ``illegal``, ``read`` and the filter reasons.
 
 This module checks only the record's form; the rules (occupied points, suicide,
@@ -118,10 +118,9 @@ def parse_game(data: bytes, source: str, sizes: Collection[int] | None = SUPPORT
     handicap = int(_root_value(root, "HA", 0, source))
     if "HA" not in root.get_raw_property_map() and not any(c == WHITE for c, _, _ in setup):
         handicap = len(setup)
-    try:
-        text = {ident: _text(root, ident) for ident in ("RE", "BR", "WR", "DT", "PB", "PW")}
-    except UnicodeError as e:  # UnicodeDecodeError, or a codec's own (idna: xn--zz)
-        raise GameError("encoding", source, None, f"{e} (CA[{charset}])") from e
+    text = {
+        ident: _text(root, ident, charset, source) for ident in ("RE", "BR", "WR", "DT", "PB", "PW")
+    }
     return Game(
         source=source,
         size=size,
@@ -176,11 +175,16 @@ def _root_value(root: sgf.Tree_node, ident: str, default: float, source: str) ->
         raise GameError("parse", source, None, f"bad {ident}[]: {e}") from e
 
 
-def _text(root: sgf.Tree_node, ident: str) -> str | None:
+def _text(root: sgf.Tree_node, ident: str, charset: str, source: str) -> str | None:
+    """A text root property (RE, PB, ...), None when absent or blank."""
     try:
         return root.get(ident).strip() or None
     except KeyError:
         return None
+    except UnicodeError as e:  # UnicodeDecodeError, or a codec's own (idna: xn--zz)
+        raise GameError("encoding", source, None, f"{ident}[]: {e} (CA[{charset}])") from e
+    except ValueError as e:  # PB[a][b] or PB[a]PB[b]: several values where SGF allows one
+        raise GameError("parse", source, None, f"bad {ident}[]: {e}") from e
 
 
 def _setup(root: sgf.Tree_node, source: str) -> list[tuple[int, int, int]]:

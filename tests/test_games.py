@@ -139,6 +139,21 @@ def test_unreadable_archives_are_skips(tmp_path: Path) -> None:
     assert info.value.reason == "read"
 
 
+def test_damaged_lzma_zip_member_is_a_read_skip(tmp_path: Path) -> None:
+    """A corrupt LZMA-compressed zip member: one 'read' skip, the next member still read
+    (found by tests/test_sgf_fuzz.py: lzma.LZMAError escaped)."""
+    path = tmp_path / "lzma.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_LZMA) as zf:
+        zf.writestr("a.sgf", fixture_bytes("game19.sgf"))
+        zf.writestr("b.sgf", fixture_bytes("game9.sgf"))
+    raw = bytearray(path.read_bytes())
+    raw[50] ^= 1  # inside a.sgf's compressed data (its local header is 30 + 5 bytes)
+    path.write_bytes(bytes(raw))
+    stats = ReadStats()
+    games = list(iter_games(path, NINE_NINETEEN, stats))
+    assert sources(games) == [f"{path}:b.sgf"] and stats.skipped == {"read": 1}
+
+
 # --- bad records, strict mode, filters --------------------------------------
 
 

@@ -16,6 +16,7 @@ Terms:
 from __future__ import annotations
 
 import glob
+import lzma
 import os
 import re
 import tarfile
@@ -48,8 +49,17 @@ SGF_SUFFIXES = (".sgf",)
 ZIP_SUFFIXES = (".zip",)
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz")
 MAX_ERRORS = 10  # failures kept verbatim for the report
-# everything a damaged archive or member can raise while being read
-_READ_ERRORS = (OSError, EOFError, zipfile.BadZipFile, tarfile.TarError, zlib.error, RuntimeError)
+# everything a damaged archive or member can raise while being read (bz2 raises OSError;
+# lzma, for LZMA-compressed zip members, its own LZMAError)
+_READ_ERRORS = (
+    OSError,
+    EOFError,
+    zipfile.BadZipFile,
+    tarfile.TarError,
+    zlib.error,
+    lzma.LZMAError,
+    RuntimeError,
+)
 _GLOB_MAGIC = re.compile(r"[*?[]")
 
 PathLike = str | os.PathLike

@@ -154,6 +154,24 @@ def test_damaged_lzma_zip_member_is_a_read_skip(tmp_path: Path) -> None:
     assert sources(games) == [f"{path}:b.sgf"] and stats.skipped == {"read": 1}
 
 
+def test_zip_member_name_not_utf8_is_a_read_skip(tmp_path: Path) -> None:
+    """A zip name flagged UTF-8 whose bytes are not: in a member's own header, one 'read'
+    skip and the next member read; in the central directory, the archive is one 'read' skip
+    (found by tests/test_sgf_fuzz.py: UnicodeDecodeError escaped)."""
+    path = tmp_path / "names.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("é.sgf", fixture_bytes("game9.sgf"))
+        zf.writestr("b.sgf", fixture_bytes("ko9.sgf"))
+    good = path.read_bytes()
+    local, central = good.index("é".encode()), good.rindex("é".encode())
+    assert local == 30 and central > local
+    for pos, expect in [(local, [f"{path}:b.sgf"]), (central, [])]:
+        path.write_bytes(good[:pos] + b"\xff" + good[pos + 1 :])
+        stats = ReadStats()
+        assert sources(iter_games(path, NINE_NINETEEN, stats)) == expect
+        assert stats.skipped == {"read": 1}
+
+
 # --- bad records, strict mode, filters --------------------------------------
 
 

@@ -50,7 +50,8 @@ ZIP_SUFFIXES = (".zip",)
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz")
 MAX_ERRORS = 10  # failures kept verbatim for the report
 # everything a damaged archive or member can raise while being read (bz2 raises OSError;
-# lzma, for LZMA-compressed zip members, its own LZMAError)
+# lzma, for LZMA-compressed zip members, its own LZMAError; zipfile decodes names flagged
+# UTF-8 strictly)
 _READ_ERRORS = (
     OSError,
     EOFError,
@@ -58,6 +59,7 @@ _READ_ERRORS = (
     tarfile.TarError,
     zlib.error,
     lzma.LZMAError,
+    UnicodeDecodeError,
     RuntimeError,
 )
 _GLOB_MAGIC = re.compile(r"[*?[]")

@@ -12,7 +12,7 @@ import pytest
 from sgfmill import sgf, sgf_moves
 
 from gomove.board.board import BLACK, WHITE
-from gomove.reading.sgf import Game, GameError, parse_game
+from gomove.reading.sgf import MAX_MESSAGE, Game, GameError, parse_game
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VALID = ["game9.sgf", "game19.sgf", "handicap19.sgf", "ko9.sgf", "pass9.sgf", "short9.sgf"]
@@ -161,6 +161,18 @@ def test_cjk_charsets_are_read(charset: str) -> None:
     name = "李" if charset != "EUC-KR" else "이"
     data = b"(;SZ[9]CA[%s]PB[%s];B[ee])" % (charset.encode(), name.encode(charset))
     assert parse_game(data, "cjk").black == name
+
+
+@pytest.mark.parametrize("prop", [b"SZ[%s]", b"KM[%s]", b"CA[%s]", b"SZ[9];B[%s]"])
+def test_error_messages_are_clipped(prop: bytes) -> None:
+    """A megabyte value is quoted in at most MAX_MESSAGE characters, and pickling keeps the
+    clipped message (found by tests/test_sgf_fuzz.py: 1 MB messages, kept in ReadStats.errors
+    and printed by gomove-data)."""
+    with pytest.raises(GameError) as info:
+        parse_game(b"(;" + prop % (b"9" * (1 << 20) + b"x") + b")", "huge", sizes=None)
+    err = info.value
+    assert len(err.message) == MAX_MESSAGE and err.message.endswith(" characters)")
+    assert pickle.loads(pickle.dumps(err)).message == err.message
 
 
 def test_latin1_is_the_default_charset() -> None:

@@ -35,6 +35,8 @@ Move = tuple[int, Point | None]
 # sgfmill interprets move values only up to 26x26 (letters a-z).
 SGFMILL_MAX_SIZE = 26
 _COLORS = {"b": BLACK, "w": WHITE}
+# a GameError message quotes values from the record, which can be megabytes long
+MAX_MESSAGE = 200
 # SGF's own syntax is ASCII, so a record's charset must read these bytes unchanged
 _ASCII_PROBE = b"(;GM[1]SZ[19]PB[Lee Sedol 9d]RE[W+2.5];B[pd]) 0123456789 xyz XYZ .,:-_"
 
@@ -45,6 +47,7 @@ class GameError(ValueError):
     def __init__(
         self, reason: str, source: str, move_number: int | None = None, message: str = ""
     ) -> None:
+        message = _clip(message)
         # args mirror the signature so the error pickles (worker processes)
         super().__init__(reason, source, move_number, message)
         self.reason = reason
@@ -57,6 +60,14 @@ class GameError(ValueError):
         if self.move_number is not None:
             where += f": move {self.move_number}"
         return f"{where}: {self.reason}" + (f": {self.message}" if self.message else "")
+
+
+def _clip(message: str) -> str:
+    """At most MAX_MESSAGE characters (and unchanged when clipped again)."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    tail = f"... ({len(message)} characters)"
+    return message[: MAX_MESSAGE - len(tail)] + tail
 
 
 @dataclass(frozen=True)

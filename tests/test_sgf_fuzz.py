@@ -152,12 +152,13 @@ def small_board_games(draw) -> tuple[str, bytes]:
     """Random move sequences on small boards: mostly legal, then a stray move.
 
     A shadow sgfmill board keeps most moves on empty points that are not suicide, so
-    that games live long enough for kos and (on 2x2 to 4x4) positional superko
-    repetitions; a ko just taken is retaken at once half the time (illegal), and now
-    and then a move is a suicide, lands on any point (occupied), is a pass, or the
-    colours do not alternate.
+    that games live long enough for (on 2x2 to 4x4) positional superko repetitions;
+    half the games on 4x4 and up open with a ko shape (the first player takes a ko at
+    move 9); a ko just taken is retaken at once half the time (illegal); now and then
+    a move is a suicide, lands on any point (occupied), is a pass, or the colours do
+    not alternate.
     """
-    size = draw(st.sampled_from((2, 3, 4, 5, 6, 7, 9)))
+    size = draw(st.sampled_from((2, 2, 3, 3, 4, 4, 5, 6, 7, 9)))  # cycles come on tiny boards
     board = boards.Board(size)
     points = [(r, c) for r in range(size) for c in range(size)]
     out = [b"(;GM[1]FF[4]SZ[%d]" % size]
@@ -167,22 +168,29 @@ def small_board_games(draw) -> tuple[str, bytes]:
             out.append(ident + b"".join(b"[" + _point(r, c, size) + b"]" for r, c in pts))
             board.apply_setup(pts if ident == b"AB" else [], pts if ident == b"AW" else [], [])
     color = "w" if draw(st.booleans()) and len(out) > 1 else "b"
+    plan: list = []  # moves played first: a ko shape, (r, c) taken by the stone at (r, c+1)
+    if size >= 4 and len(out) == 1 and draw(st.booleans()):
+        r, c = draw(st.integers(1, size - 2)), draw(st.integers(1, size - 3))
+        plan = [(r, c - 1), (r - 1, c + 1), (r - 1, c), (r + 1, c + 1), (r + 1, c), (r, c + 2)]
+        plan += [None, (r, c), (r, c + 1)]
     ko = None  # the point of a simple ko just taken: retaking it at once is illegal
     kinds = ("legal",) * 40 + ("empty", "any", "pass", "pass", "swap")
-    for _ in range(draw(st.integers(0, 80))):
-        kind = draw(st.sampled_from(kinds if ko is None else ("retake", "legal")))
+    for _ in range(len(plan) + draw(st.integers(0, 80))):
+        kind = (
+            "plan" if plan else draw(st.sampled_from(kinds if ko is None else ("retake", "legal")))
+        )
         if kind == "swap":
             color = "w" if color == "b" else "b"
             continue
         empty = [p for p in points if board.get(*p) is None]
         legal = [p for p in empty if p != ko and not _suicide(board, *p, color)]
         pool = {"legal": legal, "empty": empty, "any": points, "retake": [ko]}.get(kind)
-        if not pool:
+        move = plan.pop(0) if kind == "plan" else draw(st.sampled_from(pool)) if pool else None
+        if move is None:
             value, ko = b"", None
         else:
-            r, c = draw(st.sampled_from(pool))
-            value = _point(r, c, size)
-            ko = board.play(r, c, color) if board.get(r, c) is None else None
+            value = _point(*move, size)
+            ko = board.play(*move, color) if board.get(*move) is None else None
         out.append(b";" + color.upper().encode() + b"[" + value + b"]")
         color = "w" if color == "b" else "b"
     return f"small{size}", b"".join(out) + b")"
@@ -750,6 +758,14 @@ def test_reasons_are_documented() -> None:
     """Every skip reason the fuzz accepts is named in a reading module's docstring."""
     docs = sgf_module.__doc__ + games_module.__doc__
     assert all(f"``{reason}``" in docs for reason in REASONS)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("data", HANDMADE)
+def test_handmade_seeds(data: bytes, strict: bool) -> None:
+    """Every hand-made oddity, unmutated, through the same checks (random draws may miss one)."""
+    case = Case((Record("handmade", (), data),), "sgf", ".sgf")
+    check_case(case, ReadConfig(sizes=tuple(range(2, 20))), (strict, None), Tally())
 
 
 def test_fuzz_read_and_cli() -> None:

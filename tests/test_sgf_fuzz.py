@@ -14,7 +14,8 @@ case puts one to three such records in a .sgf file, a folder, or a zip or tar ar
 
 Invariants checked for every case:
 - iter_games raises nothing; every record is one yielded game or one skip counted under
-  a reason of REASONS, which the module docstrings name (files == games + skips);
+  a reason of REASONS, which the module docstrings name (files == games + skips); the
+  failures it keeps are short lines, even for megabyte values;
 - every yielded game fits the config (size, handicap, min_moves) and replays legally on
   sgfmill's board under the rules stated here (first_illegal: occupied point, suicide,
   simple ko, positional superko when asked, setup stones with liberties);
@@ -29,9 +30,9 @@ Invariants checked for every case:
   stdout accepts; its JSON line equals the read's summary. A few real subprocess runs
   check the same from outside.
 
-The default run executes FAST_EXAMPLES cases; ``pytest -m slow`` runs SLOW_EXAMPLES
-(10,000) and prints the tally (inputs, records, games, skips by reason, illegal kinds);
-add ``-s`` to see it.
+The default run executes FAST_EXAMPLES cases and every hand-made seed unmutated;
+``pytest -m slow`` runs SLOW_EXAMPLES (10,000) cases and prints the tally (inputs,
+records, games, skips by reason, illegal kinds, exit codes); add ``-s`` to see it.
 """
 
 from __future__ import annotations
@@ -611,13 +612,16 @@ class Tally:
     skipped: Counter[str] = field(default_factory=Counter)
     illegal: Counter[str] = field(default_factory=Counter)  # first_illegal's why, by kind
     kinds: Counter[str] = field(default_factory=Counter)  # containers
+    huge: int = 0  # cases with a record over SMALL bytes
+    max_bytes: int = 0  # the largest record
     strict_errors: Counter[str] = field(default_factory=Counter)
     cli_codes: Counter[int] = field(default_factory=Counter)
     exceptions: int = 0  # anything but GameError escaping a reader: the test fails at once
 
     def report(self) -> str:
-        d = {k: v for k, v in vars(self).items()}
-        return json.dumps({k: dict(v) if isinstance(v, Counter) else v for k, v in d.items()})
+        return json.dumps(
+            {k: dict(v) if isinstance(v, Counter) else v for k, v in vars(self).items()}
+        )
 
 
 def check_read(case: Case, path: Path, expected: list, cfg: ReadConfig, tally: Tally) -> ReadStats:
@@ -730,6 +734,9 @@ CLI_OPTIONS = st.tuples(st.booleans(), st.sampled_from((None,) * 30 + tuple(BAD_
 def check_case(case: Case, cfg: ReadConfig, cli: tuple, tally: Tally) -> None:
     tally.inputs += 1
     tally.kinds[case.kind + ("/damaged" if case.damage else "")] += 1
+    sizes = [len(r.data) for r in case.records]
+    tally.huge += max(sizes) > SMALL
+    tally.max_bytes = max(tally.max_bytes, *sizes)
     with tempfile.TemporaryDirectory() as tmp:
         path, expected = write_case(case, Path(tmp))
         try:

@@ -3,7 +3,9 @@ replays checked against sgfmill's board, and the summary the CLI prints."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import os
 import subprocess
@@ -135,6 +137,39 @@ def test_unreadable_archives_are_skips(tmp_path: Path) -> None:
     with pytest.raises(GameError) as info:
         list(iter_games(tmp_path / "a_bad.zip", ReadConfig(strict=True)))
     assert info.value.reason == "read"
+
+
+def test_damaged_lzma_zip_member_is_a_read_skip(tmp_path: Path) -> None:
+    """A corrupt LZMA-compressed zip member: one 'read' skip, the next member still read
+    (found by tests/test_sgf_fuzz.py: lzma.LZMAError escaped)."""
+    path = tmp_path / "lzma.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_LZMA) as zf:
+        zf.writestr("a.sgf", fixture_bytes("game19.sgf"))
+        zf.writestr("b.sgf", fixture_bytes("game9.sgf"))
+    raw = bytearray(path.read_bytes())
+    raw[50] ^= 1  # inside a.sgf's compressed data (its local header is 30 + 5 bytes)
+    path.write_bytes(bytes(raw))
+    stats = ReadStats()
+    games = list(iter_games(path, NINE_NINETEEN, stats))
+    assert sources(games) == [f"{path}:b.sgf"] and stats.skipped == {"read": 1}
+
+
+def test_zip_member_name_not_utf8_is_a_read_skip(tmp_path: Path) -> None:
+    """A zip name flagged UTF-8 whose bytes are not: in a member's own header, one 'read'
+    skip and the next member read; in the central directory, the archive is one 'read' skip
+    (found by tests/test_sgf_fuzz.py: UnicodeDecodeError escaped)."""
+    path = tmp_path / "names.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("é.sgf", fixture_bytes("game9.sgf"))
+        zf.writestr("b.sgf", fixture_bytes("ko9.sgf"))
+    good = path.read_bytes()
+    local, central = good.index("é".encode()), good.rindex("é".encode())
+    assert local == 30 and central > local
+    for pos, expect in [(local, [f"{path}:b.sgf"]), (central, [])]:
+        path.write_bytes(good[:pos] + b"\xff" + good[pos + 1 :])
+        stats = ReadStats()
+        assert sources(iter_games(path, NINE_NINETEEN, stats)) == expect
+        assert stats.skipped == {"read": 1}
 
 
 # --- bad records, strict mode, filters --------------------------------------
@@ -286,6 +321,22 @@ def test_setup_on_the_same_point_is_illegal() -> None:
     assert (info.value.reason, info.value.move_number) == ("illegal", 0)
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"(;SZ[9]AB[aa]AW[ba][ab];W[ee])",  # the black corner stone is captured by the setup
+        b"(;SZ[9]AB[ba][ab]AW[aa];W[ee])",  # the white one, placed last, captures nothing
+        b"(;SZ[9]AB[ba][bb][ab]AW[aa];B[ee])",
+    ],
+)
+def test_setup_stone_without_liberties_is_illegal(data: bytes) -> None:
+    """A setup that leaves a string without liberties is 'illegal' at move 0, whichever colour
+    (found by tests/test_sgf_fuzz.py: the white corner stone was accepted, dead on the board)."""
+    with pytest.raises(GameError) as info:
+        replay_game(parse_game(data, "dead"))
+    assert (info.value.reason, info.value.move_number) == ("illegal", 0)
+
+
 # --- stats and CLI ------------------------------------------------------------
 
 
@@ -300,6 +351,25 @@ def test_summary_is_json_and_format_is_readable() -> None:
     text = stats.format()
     for word in ("games", "skipped", "positions", "board sizes", "handicap", "ranks", "9x9"):
         assert word in text
+
+
+def test_member_name_not_utf8_is_printable(tmp_path: Path) -> None:
+    """A tar member whose name is not UTF-8 (read with surrogateescape) is named in format()
+    as \\udcff, so that the CLI can print it to a UTF-8 stdout (found by
+    tests/test_sgf_fuzz.py: UnicodeEncodeError in print)."""
+    path = tmp_path / "names.tar"
+    with tarfile.open(path, "w") as tf:
+        info = tarfile.TarInfo("\udcff.sgf")
+        info.size = 4
+        tf.addfile(info, io.BytesIO(b"junk"))
+    stats = ReadStats()
+    assert list(iter_games(path, ReadConfig(), stats)) == []
+    assert stats.skipped == {"parse": 1} and "\udcff" in stats.errors[0]
+    text = stats.format()
+    assert text.encode("utf-8").decode("utf-8") == text and "names.tar:\\udcff.sgf" in text
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
+    with contextlib.redirect_stdout(out):
+        assert main([str(path)]) == 0
 
 
 def test_rank_key_orders_kyu_dan_pro() -> None:
@@ -334,6 +404,18 @@ def test_cli_strict_and_missing_path(capsys: pytest.CaptureFixture[str]) -> None
     assert main([str(FIXTURES / "bad_occupied.sgf"), "--sizes", "9", "--strict"]) == 1
     assert "bad_occupied.sgf: move 5: illegal" in capsys.readouterr().err
     assert main([str(FIXTURES / "missing.sgf")]) == 2
+
+
+@pytest.mark.parametrize(
+    "option",
+    [["--sizes", "25"], ["--sizes", "1", "9"], ["--min-moves", "-1"], ["--max-games", "-3"]],
+)
+def test_cli_option_out_of_range(capsys: pytest.CaptureFixture[str], option: list[str]) -> None:
+    """An option value ReadConfig refuses exits 2 with one error line, not a traceback
+    (found by tests/test_sgf_fuzz.py: ValueError escaped main)."""
+    assert main([str(FIXTURES / "game9.sgf"), *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.splitlines()) == 1
 
 
 def test_python_dash_m_entry_point() -> None:

@@ -12,7 +12,7 @@ import pytest
 from sgfmill import sgf, sgf_moves
 
 from gomove.board.board import BLACK, WHITE
-from gomove.reading.sgf import Game, GameError, parse_game
+from gomove.reading.sgf import MAX_MESSAGE, Game, GameError, parse_game
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VALID = ["game9.sgf", "game19.sgf", "handicap19.sgf", "ko9.sgf", "pass9.sgf", "short9.sgf"]
@@ -123,13 +123,56 @@ def test_bad_records_raise_with_reason(name: str, reason: str, move_number: int 
         (b"(;SZ[19]KM[six];B[aa])", "parse"),
         (b"(;SZ[9]AB[zz];B[aa])", "setup"),
         (b"(;SZ[9]CA[UTF-8]RE[\xc3];B[aa])", "encoding"),
+        (b"(;SZ[9]PB[a][b];B[aa])", "parse"),  # found by test_sgf_fuzz.py: ValueError
+        (b"(;SZ[9]RE[B+R]RE[W+R];B[aa])", "parse"),
+        (b"(;SZ[9]KM[6.5][7.5];B[aa])", "parse"),
     ],
 )
 def test_other_bad_roots(data: bytes, reason: str) -> None:
-    """Empty data, rectangular or non-numeric SZ, bad KM, off-board AB, bad bytes in RE."""
+    """Empty data, rectangular or non-numeric SZ, bad KM, off-board AB, bad bytes in RE,
+    several values of a one-value property."""
     with pytest.raises(GameError) as info:
         parse_game(data, "inline")
     assert info.value.reason == reason
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"(;SZ[9]CA[hex]RE[W+R];B[ee])",  # a binary codec: LookupError when decoding
+        b"(;SZ[9]CA[rot13]PB[Lee];B[ee])",
+        b"(;SZ[9]CA[UTF-16]PB[Lee];B[ee])",  # the error message decoded CA[] with UTF-16
+        b"(;SZ[9]CA[utf-32]DT[\xff];B[ee])",
+        b"(;SZ[9]CA[undefined]PB[Lee];B[ee])",  # UnicodeError, not UnicodeDecodeError
+        b"(;SZ[9]CA[idna]PB[xn--zz];B[ee])",
+    ],
+)
+def test_charsets_that_cannot_be_an_sgf_files(data: bytes) -> None:
+    """Codecs that are no text charset, or do not read ASCII as ASCII: 'encoding' (found by
+    tests/test_sgf_fuzz.py; these raised LookupError, ValueError or UnicodeError)."""
+    with pytest.raises(GameError) as info:
+        parse_game(data, "inline")
+    assert info.value.reason == "encoding"
+
+
+@pytest.mark.parametrize("charset", ["GB2312", "Big5", "Shift_JIS", "EUC-KR", "UTF-8", "hz"])
+def test_cjk_charsets_are_read(charset: str) -> None:
+    """The charsets real Go servers write read their names."""
+    name = "李" if charset != "EUC-KR" else "이"
+    data = b"(;SZ[9]CA[%s]PB[%s];B[ee])" % (charset.encode(), name.encode(charset))
+    assert parse_game(data, "cjk").black == name
+
+
+@pytest.mark.parametrize("prop", [b"SZ[%s]", b"KM[%s]", b"CA[%s]", b"SZ[9];B[%s]"])
+def test_error_messages_are_clipped(prop: bytes) -> None:
+    """A megabyte value is quoted in at most MAX_MESSAGE characters, and pickling keeps the
+    clipped message (found by tests/test_sgf_fuzz.py: 1 MB messages, kept in ReadStats.errors
+    and printed by gomove-data)."""
+    with pytest.raises(GameError) as info:
+        parse_game(b"(;" + prop % (b"9" * (1 << 20) + b"x") + b")", "huge", sizes=None)
+    err = info.value
+    assert len(err.message) == MAX_MESSAGE and err.message.endswith(" characters)")
+    assert pickle.loads(pickle.dumps(err)).message == err.message
 
 
 def test_latin1_is_the_default_charset() -> None:

@@ -2,6 +2,10 @@
 
 Prints the counts as text, then, as the last stdout line, the same summary as one
 JSON object (for scripts). The progress bar goes to stderr.
+
+Exit status: 0 after reading everything (bad records are counted skips), 1 when
+--strict stops at a bad record, 2 for a missing input or an option value out of
+range (``--sizes 25``, a negative count).
 """
 
 from __future__ import annotations
@@ -35,14 +39,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    cfg = ReadConfig(
-        sizes=tuple(args.sizes),
-        handicap=not args.no_handicap,
-        min_moves=args.min_moves,
-        max_games=args.max_games,
-        strict=args.strict,
-        superko=not args.no_superko,
-    )
+    try:
+        cfg = ReadConfig(
+            sizes=tuple(args.sizes),
+            handicap=not args.no_handicap,
+            min_moves=args.min_moves,
+            max_games=args.max_games,
+            strict=args.strict,
+            superko=not args.no_superko,
+        )
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     stats = ReadStats()
     t0 = time.perf_counter()
     try:

@@ -16,6 +16,7 @@ Terms:
 from __future__ import annotations
 
 import glob
+import lzma
 import os
 import re
 import tarfile
@@ -47,8 +48,19 @@ SGF_SUFFIXES = (".sgf",)
 ZIP_SUFFIXES = (".zip",)
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz")
 MAX_ERRORS = 10  # failures kept verbatim for the report
-# everything a damaged archive or member can raise while being read
-_READ_ERRORS = (OSError, EOFError, zipfile.BadZipFile, tarfile.TarError, zlib.error, RuntimeError)
+# everything a damaged archive or member can raise while being read (bz2 raises OSError;
+# lzma, for LZMA-compressed zip members, its own LZMAError; zipfile decodes names flagged
+# UTF-8 strictly)
+_READ_ERRORS = (
+    OSError,
+    EOFError,
+    zipfile.BadZipFile,
+    tarfile.TarError,
+    zlib.error,
+    lzma.LZMAError,
+    UnicodeDecodeError,
+    RuntimeError,
+)
 _GLOB_MAGIC = re.compile(r"[*?[]")
 
 PathLike = str | os.PathLike
@@ -138,7 +150,9 @@ class ReadStats:
         if self.errors:
             lines.append(f"first {len(self.errors)} failures:")
             lines += [f"  {e}" for e in self.errors]
-        return "\n".join(lines)
+        # names of tar members and files that are not UTF-8 hold lone surrogates
+        # (surrogateescape), which a UTF-8 stdout refuses: show them as \udcff
+        return "\n".join(lines).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def rank_key(rank: str) -> tuple[int, int, str]:
@@ -231,7 +245,10 @@ def replay_game(game: Game, superko: bool = True) -> Board:
         raise GameError("illegal", game.source, 0, "two setup stones on one point")
     ga = game_arrays(game)
     b = start_board(ga)
-    if np.count_nonzero((b.color == BLACK) | (b.color == WHITE)) != len(game.setup):
+    # a stone was captured by the setup, or stands in a string with no liberty (a white
+    # stone placed after the black ones that surround it captures nothing)
+    captured = np.count_nonzero((b.color == BLACK) | (b.color == WHITE)) != len(game.setup)
+    if captured or np.any(b.libs[b.head[ga.setup_locs]] == 0):
         raise GameError("illegal", game.source, 0, "setup stones without liberties")
     locs, colors = ga.locs, ga.colors
     n = replay(b, locs, colors, Rules(True, superko))

@@ -7,10 +7,12 @@ Terms:
 - move number: 1-based index into ``Game.moves`` (move 1 is the first B/W node);
   0 names the setup stones.
 - GameError: why one record cannot be used, as a short ``reason``:
-  ``parse`` (not SGF), ``encoding`` (unknown CA[] charset, or bytes the charset
-  cannot decode in the root properties read here), ``size`` (SZ[] missing from
-  the allowed sizes, or not a number), ``move`` (a move value off the board or
-  malformed), ``setup`` (a bad AB/AW value, or setup stones after the root).
+  ``parse`` (not SGF; or KM, HA, RE, PB, ... malformed or given several values),
+  ``encoding`` (a CA[] charset that is unknown or that no SGF file can be written
+  in, being no text encoding or not reading ASCII as ASCII, like UTF-16; or bytes
+  the charset cannot decode in the root properties read here), ``size`` (SZ[]
+  missing from the allowed sizes, or not a number), ``move`` (a move value off the
+  board or malformed), ``setup`` (a bad AB/AW value, or setup stones after the root).
   gomove.reading.games adds ``illegal``, ``read`` and the filter reasons.
 
 This module checks only the record's form; the rules (occupied points, suicide,
@@ -33,6 +35,10 @@ Move = tuple[int, Point | None]
 # sgfmill interprets move values only up to 26x26 (letters a-z).
 SGFMILL_MAX_SIZE = 26
 _COLORS = {"b": BLACK, "w": WHITE}
+# a GameError message quotes values from the record, which can be megabytes long
+MAX_MESSAGE = 200
+# SGF's own syntax is ASCII, so a record's charset must read these bytes unchanged
+_ASCII_PROBE = b"(;GM[1]SZ[19]PB[Lee Sedol 9d]RE[W+2.5];B[pd]) 0123456789 xyz XYZ .,:-_"
 
 
 class GameError(ValueError):
@@ -41,6 +47,7 @@ class GameError(ValueError):
     def __init__(
         self, reason: str, source: str, move_number: int | None = None, message: str = ""
     ) -> None:
+        message = _clip(message)
         # args mirror the signature so the error pickles (worker processes)
         super().__init__(reason, source, move_number, message)
         self.reason = reason
@@ -53,6 +60,14 @@ class GameError(ValueError):
         if self.move_number is not None:
             where += f": move {self.move_number}"
         return f"{where}: {self.reason}" + (f": {self.message}" if self.message else "")
+
+
+def _clip(message: str) -> str:
+    """At most MAX_MESSAGE characters (and unchanged when clipped again)."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    tail = f"... ({len(message)} characters)"
+    return message[: MAX_MESSAGE - len(tail)] + tail
 
 
 @dataclass(frozen=True)
@@ -107,16 +122,16 @@ def parse_game(data: bytes, source: str, sizes: Collection[int] | None = SUPPORT
         game = sgf.Sgf_game.from_coarse_game_tree(coarse)
     except ValueError as e:
         raise GameError("encoding", source, None, str(e)) from e
+    charset = _charset(game, source)
     root = game.get_root()
     komi = _root_value(root, "KM", 0.0, source)
     setup = _setup(root, source)
     handicap = int(_root_value(root, "HA", 0, source))
     if "HA" not in root.get_raw_property_map() and not any(c == WHITE for c, _, _ in setup):
         handicap = len(setup)
-    try:
-        text = {ident: _text(root, ident) for ident in ("RE", "BR", "WR", "DT", "PB", "PW")}
-    except UnicodeDecodeError as e:
-        raise GameError("encoding", source, None, f"{e} (CA[{game.get_charset()}])") from e
+    text = {
+        ident: _text(root, ident, charset, source) for ident in ("RE", "BR", "WR", "DT", "PB", "PW")
+    }
     return Game(
         source=source,
         size=size,
@@ -145,6 +160,22 @@ def _size(root_props: dict[str, list[bytes]], source: str) -> int:
     return size
 
 
+def _charset(game: sgf.Sgf_game, source: str) -> str:
+    """The record's charset (normalised name), when it is one an SGF file can be written in.
+
+    sgfmill accepts any Python codec name: binary codecs (hex, rot13) then raise
+    LookupError when text is decoded, and UTF-16 turns ASCII text into CJK.
+    """
+    charset = game.presenter.encoding
+    try:
+        ok = _ASCII_PROBE.decode(charset) == _ASCII_PROBE.decode("ascii")
+    except (UnicodeError, LookupError):
+        ok = False
+    if not ok:
+        raise GameError("encoding", source, None, f"CA[{charset}] does not read ASCII as ASCII")
+    return charset
+
+
 def _root_value(root: sgf.Tree_node, ident: str, default: float, source: str) -> float:
     """A numeric root property (KM, HA); malformed values make the record unusable."""
     try:
@@ -155,11 +186,16 @@ def _root_value(root: sgf.Tree_node, ident: str, default: float, source: str) ->
         raise GameError("parse", source, None, f"bad {ident}[]: {e}") from e
 
 
-def _text(root: sgf.Tree_node, ident: str) -> str | None:
+def _text(root: sgf.Tree_node, ident: str, charset: str, source: str) -> str | None:
+    """A text root property (RE, PB, ...), None when absent or blank."""
     try:
         return root.get(ident).strip() or None
     except KeyError:
         return None
+    except UnicodeError as e:  # UnicodeDecodeError, or a codec's own (idna: xn--zz)
+        raise GameError("encoding", source, None, f"{ident}[]: {e} (CA[{charset}])") from e
+    except ValueError as e:  # PB[a][b] or PB[a]PB[b]: several values where SGF allows one
+        raise GameError("parse", source, None, f"bad {ident}[]: {e}") from e
 
 
 def _setup(root: sgf.Tree_node, source: str) -> list[tuple[int, int, int]]:

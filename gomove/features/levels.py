@@ -84,6 +84,34 @@ def capture_level(
 
 
 @njit(cache=True, inline="always")
+def capture_and_extension(
+    bc, head, nxt, libs, w: int, loc: int, color: int,
+    na0: int, na1: int, na2: int, na3: int, last_head: int,
+) -> tuple[int, int]:  # fmt: skip
+    """(capture level 0..4, extension 0/1) of a move at loc (module docstring).
+
+    The capture level is the lowest capture_level of the opponent strings in
+    atari next to loc (0: it captures nothing); na0..na3 and last_head as
+    capture_level takes them.
+    """
+    opp = 3 - color
+    cap = 0
+    ext = 0
+    for nb in (loc - w, loc - 1, loc + 1, loc + w):
+        c = bc[nb]
+        if c == color:
+            if libs[head[nb]] == 1 and in_heads(head[nb], na0, na1, na2, na3):
+                ext = 1
+        elif c == opp and libs[head[nb]] == 1:
+            lvl = capture_level(
+                bc, head, nxt, w, loc, color, head[nb], na0, na1, na2, na3, last_head
+            )
+            if cap == 0 or lvl < cap:
+                cap = lvl
+    return cap, ext
+
+
+@njit(cache=True, inline="always")
 def last_string(bc, head, color: int, last: int) -> int:
     """The head of the previous move's string when it is an opponent stone still on the
     board (last < 0, a pass or no move: -1)."""

@@ -48,8 +48,7 @@ from gomove.board.board import (
 )
 from gomove.features.levels import (
     CAPTURE_OTHER,
-    capture_level,
-    in_heads,
+    capture_and_extension,
     last_string,
     new_atari_heads,
 )
@@ -175,18 +174,9 @@ def levels_at(
     if last >= 0 and (any_cap or any_own_atari):
         na0, na1, na2, na3 = new_atari_heads(bc, head, libs, w, color, last)
         last_head = last_string(bc, head, color, last)
-        for nb in (loc - w, loc - 1, loc + 1, loc + w):
-            c = bc[nb]
-            if c == color:
-                hh = head[nb]
-                if libs[hh] == 1 and in_heads(hh, na0, na1, na2, na3):
-                    ext = 1
-            elif c == opp and libs[head[nb]] == 1:
-                lvl = capture_level(
-                    bc, head, nxt, w, loc, color, head[nb], na0, na1, na2, na3, last_head
-                )
-                if cap == 0 or lvl < cap:
-                    cap = lvl
+        cap, ext = capture_and_extension(
+            bc, head, nxt, libs, w, loc, color, na0, na1, na2, na3, last_head
+        )
     elif any_cap:
         cap = CAPTURE_OTHER
     sa = 0

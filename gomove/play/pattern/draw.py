@@ -16,7 +16,7 @@ from numba import njit
 from gomove.board.board import EMPTY, SIZE, WHITE, Board, W, first_liberty
 from gomove.board.coords import PASS
 from gomove.board.playout import next_random
-from gomove.features.levels import new_atari_heads
+from gomove.features.levels import capture_and_extension, last_string, new_atari_heads
 from gomove.features.light import levels_at, light_code, self_atari_at
 from gomove.play.pattern.state import PatternState
 from gomove.play.pattern.tables import PolicyTables
@@ -122,12 +122,15 @@ def hot_gammas(
     """v of each hot point into s.hotval, max(v - base, 0) into s.extra; return their sum.
 
     v multiplies the gammas of the levels in gamma_at's order, so it rounds as
-    policy_gamma does; the capture and extension levels are light.levels_at's.
+    policy_gamma does; the capture and extension levels are those of
+    features/levels.py, as light.levels_at has them.
     """
-    bc, head, nxt, libs, bmark = b.color, b.head, b.nxt, b.libs, b.mark
+    bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
     w = b.info[W]
     gam = s.gam
     ci = color - 1
+    na0, na1, na2, na3 = new_atari_heads(bc, head, libs, w, color, last)
+    last_head = last_string(bc, head, color, last)
     total = 0.0
     for i in range(nh):
         p = s.pts[i]
@@ -140,7 +143,9 @@ def hot_gammas(
             # no string in atari next to p: only contiguity differs from the base
             v = g * t.contiguity[1] if cont else g
         else:
-            _, cap, ext, _, _ = levels_at(bc, head, nxt, libs, bmark, w, p, color, last, False)
+            cap, ext = capture_and_extension(
+                bc, head, nxt, libs, w, p, color, na0, na1, na2, na3, last_head
+            )
             if color == WHITE:
                 k = np.int64(t.swap[k])
             sa = 1 if t.sa_sure[k] else 0

@@ -145,48 +145,49 @@ def adjacent_strings(b: Board, loc: int, color: int) -> tuple[int, int, int, int
 
 
 @njit(cache=True, inline="always")
-def liberty_walk(bc, nxt, mark, w: int, h: int, gen: int, skip: int, limit: int, out):
-    """The one walk over a string's liberties (bc = b.color): every other search calls it.
+def liberty_walk(bc, nxt, mark, w: int, h: int, gen: int, out) -> int:
+    """The walk over a string's distinct liberties (bc = b.color): every count calls it.
 
-    Walks string h's stones and their empty neighbours other than skip (-1:
-    none). Distinct liberties are marked with gen (a point already marked with
-    gen counts as seen, so several walks with one gen count a union) and the
-    first len(out) are written to out (``mark[:0]`` to write none). Stops once
-    limit (> 0) are found; limit 1 (any one liberty) needs no marks and leaves
-    mark alone.
-    Returns (how many were found, the first one or -1).
+    Marks each liberty of string h with gen (a point already marked with gen
+    counts as seen, so several walks with one gen count a union), writes the
+    first len(out) of them to out (``mark[:0]`` to write none) and returns how
+    many there were. first_liberty is the other walk: any one liberty, no marks.
     """
     n = 0
-    first = -1
     s = h
     while True:
         for nb in (s - w, s - 1, s + 1, s + w):
-            if bc[nb] == EMPTY and nb != skip and (limit == 1 or mark[nb] != gen):
-                if limit != 1:
-                    mark[nb] = gen
+            if bc[nb] == EMPTY and mark[nb] != gen:
+                mark[nb] = gen
                 if n < out.shape[0]:
                     out[n] = nb
-                if n == 0:
-                    first = nb
                 n += 1
-                if n == limit:
-                    return n, first
         s = nxt[s]
         if s == h:
             break
-    return n, first
+    return n
 
 
 @njit(cache=True, inline="always")
-def first_liberty(bc, nxt, mark, w: int, h: int, skip: int) -> int:
-    """A liberty of string h other than skip, or -1 (a string in atari: its only one)."""
-    return liberty_walk(bc, nxt, mark, w, h, 0, skip, 1, mark[:0])[1]
+def first_liberty(bc, nxt, w: int, h: int, skip: int) -> int:
+    """A liberty of string h other than skip, or -1 (a string in atari: its only one).
+
+    Stops at the first one found, so it needs no marks (liberty_walk counts them all).
+    """
+    s = h
+    while True:
+        for nb in (s - w, s - 1, s + 1, s + w):
+            if bc[nb] == EMPTY and nb != skip:
+                return nb
+        s = nxt[s]
+        if s == h:
+            return -1
 
 
 @njit(cache=True, inline="always")
 def _mark_libs_arrays(bc, nxt, mark, w: int, h: int, gen: int) -> int:
     """_mark_libs on the board's arrays (bc = b.color)."""
-    return liberty_walk(bc, nxt, mark, w, h, gen, -1, 0, mark[:0])[0]
+    return liberty_walk(bc, nxt, mark, w, h, gen, mark[:0])
 
 
 @njit(cache=True)
@@ -204,7 +205,7 @@ def count_libs(b: Board, h: int) -> int:
 @njit(cache=True)
 def string_libs(b: Board, h: int, out: np.ndarray) -> int:
     """Write up to len(out) distinct liberties of string h into out; return how many."""
-    n, _ = liberty_walk(b.color, b.nxt, b.mark, b.info[W], h, _next_gen(b), -1, 0, out)
+    n = liberty_walk(b.color, b.nxt, b.mark, b.info[W], h, _next_gen(b), out)
     return min(n, out.shape[0])
 
 

@@ -108,7 +108,7 @@ def light_code(b: Board, loc: int, color: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def self_atari_at(bc, head, nxt, libs, mark, w: int, loc: int, color: int) -> bool:
+def self_atari_at(bc, head, nxt, libs, w: int, loc: int, color: int) -> bool:
     """Would the move at loc, capturing nothing (the caller knows), leave its string one liberty?
 
     Its liberties are its empty neighbours and, from each of our strings it
@@ -127,7 +127,7 @@ def self_atari_at(bc, head, nxt, libs, mark, w: int, loc: int, color: int) -> bo
             if n >= 3:
                 return False
             if n == 2:
-                x = first_liberty(bc, nxt, mark, w, nb, loc)  # the string's other liberty
+                x = first_liberty(bc, nxt, w, nb, loc)  # the string's other liberty
                 if lib == -1:
                     lib = x
                 elif x != lib:
@@ -140,12 +140,12 @@ def is_self_atari(b: Board, loc: int, color: int) -> bool:
     """The move captures nothing and its string is left with one liberty (tactical.py's)."""
     if captures_of(b, loc, color) > 0:
         return False
-    return self_atari_at(b.color, b.head, b.nxt, b.libs, b.mark, b.info[W], loc, color)
+    return self_atari_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color)
 
 
 @njit(cache=True, inline="always")
 def levels_at(
-    bc, head, nxt, libs, mark, w: int, loc: int, color: int, last: int, with_sa: bool
+    bc, head, nxt, libs, w: int, loc: int, color: int, last: int, with_sa: bool
 ) -> tuple[int, int, int, int, int]:
     """(raw 3x3 code, capture, extension, self_atari, contiguity) of the empty point loc.
 
@@ -180,7 +180,7 @@ def levels_at(
     elif any_cap:
         cap = CAPTURE_OTHER
     sa = 0
-    if with_sa and not any_cap and self_atari_at(bc, head, nxt, libs, mark, w, loc, color):
+    if with_sa and not any_cap and self_atari_at(bc, head, nxt, libs, w, loc, color):
         sa = 1
     return code, cap, ext, sa, cont
 
@@ -188,7 +188,7 @@ def levels_at(
 @njit(cache=True)
 def light_levels(b: Board, loc: int, color: int, last: int) -> tuple[int, int, int, int, int]:
     """levels_at on b's own arrays: the light levels of the empty point loc (see levels_at)."""
-    return levels_at(b.color, b.head, b.nxt, b.libs, b.mark, b.info[W], loc, color, last, True)
+    return levels_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last, True)
 
 
 # ---- codes as digits, symmetries, levels ----------------------------------------------

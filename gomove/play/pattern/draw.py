@@ -16,7 +16,7 @@ from numba import njit
 from gomove.board.board import EMPTY, SIZE, WHITE, Board, W, first_liberty
 from gomove.board.coords import PASS
 from gomove.board.playout import next_random
-from gomove.features.levels import capture_and_extension, last_string, new_atari_heads
+from gomove.features.levels import capture_and_extension
 from gomove.features.light import levels_at, light_code, self_atari_at
 from gomove.play.pattern.state import PatternState
 from gomove.play.pattern.tables import PolicyTables
@@ -26,11 +26,11 @@ MAX_TRIES = 64  # rejections in a row before a move is drawn by a full scan
 
 
 @njit(cache=True, inline="always")
-def gamma_at(bc, head, nxt, libs, mark, w, loc, color, last, ko, t: PolicyTables, with_sa):
+def gamma_at(bc, head, nxt, libs, w, loc, color, last, ko, t: PolicyTables, with_sa):
     """policy_gamma on the board's arrays; without the self-atari factor unless with_sa."""
     if bc[loc] != EMPTY or loc == ko:
         return 0.0
-    code, cap, ext, sa, cont = levels_at(bc, head, nxt, libs, mark, w, loc, color, last, with_sa)
+    code, cap, ext, sa, cont = levels_at(bc, head, nxt, libs, w, loc, color, last, with_sa)
     g = t.play[t.level[code]]
     if g == 0.0:
         return 0.0
@@ -40,9 +40,7 @@ def gamma_at(bc, head, nxt, libs, mark, w, loc, color, last, ko, t: PolicyTables
 @njit(cache=True)
 def policy_gamma(b: Board, loc: int, color: int, last: int, ko: int, t: PolicyTables) -> float:
     """The gamma of loc for color to move after last, ko the point color may not take."""
-    return gamma_at(
-        b.color, b.head, b.nxt, b.libs, b.mark, b.info[W], loc, color, last, ko, t, True
-    )
+    return gamma_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last, ko, t, True)
 
 
 @njit(cache=True)
@@ -50,9 +48,7 @@ def proposal_gamma(b: Board, loc: int, color: int, last: int, ko: int, t: Policy
     """policy_gamma without the self-atari factor where only the board can tell
     (sa_maybe): v of a hot point, and with last = NO_MOVE and ko = -1 the base gamma."""
     maybe = b.color[loc] == EMPTY and t.sa_maybe[t.level[light_code(b, loc, color)]]
-    return gamma_at(
-        b.color, b.head, b.nxt, b.libs, b.mark, b.info[W], loc, color, last, ko, t, not maybe
-    )
+    return gamma_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last, ko, t, not maybe)
 
 
 @njit(cache=True, inline="always")
@@ -66,10 +62,13 @@ def _add(mark, pts, n, loc, gen):
 
 
 @njit(cache=True, inline="always")
-def collect_hot(b: Board, color: int, last: int, ko: int, gen: int, s: PatternState, t):
+def collect_hot(b: Board, color: int, last: int, ko: int, gen: int, na, s: PatternState, t):
     """List the hot points (package docstring) in s.pts; return (how many, how many
-    of them, listed first, are contiguous to the previous move)."""
-    bc, head, nxt, libs, bmark = b.color, b.head, b.nxt, b.libs, b.mark
+    of them, listed first, are contiguous to the previous move).
+
+    na: levels.new_atari_heads of color after last (computed once per move).
+    """
+    bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
     w = b.info[W]
     mark = s.mark
     pts = s.pts
@@ -87,7 +86,7 @@ def collect_hot(b: Board, color: int, last: int, ko: int, gen: int, s: PatternSt
     if last < 0:
         return n, ncont
     opp = 3 - color
-    for h in new_atari_heads(bc, head, libs, w, color, last):
+    for h in na:
         if h == -1:
             continue
         st = h
@@ -96,7 +95,7 @@ def collect_hot(b: Board, color: int, last: int, ko: int, gen: int, s: PatternSt
                 if bc[nb] == EMPTY:  # the extension
                     n = _add(mark, pts, n, nb, gen)
                 elif bc[nb] == opp and libs[head[nb]] == 1:  # capturing a string next to ours
-                    n = _add(mark, pts, n, first_liberty(bc, nxt, bmark, w, head[nb], -1), gen)
+                    n = _add(mark, pts, n, first_liberty(bc, nxt, w, head[nb], -1), gen)
             st = nxt[st]
             if st == h:
                 break
@@ -117,20 +116,21 @@ def collect_hot(b: Board, color: int, last: int, ko: int, gen: int, s: PatternSt
 
 @njit(cache=True, inline="always")
 def hot_gammas(
-    b: Board, color: int, last: int, ko: int, nh: int, ncont: int, s: PatternState, t
+    b: Board, color: int, ko: int, nh: int, ncont: int, na, last_head: int, s: PatternState, t
 ) -> float:
     """v of each hot point into s.hotval, max(v - base, 0) into s.extra; return their sum.
 
     v multiplies the gammas of the levels in gamma_at's order, so it rounds as
     policy_gamma does; the capture and extension levels are those of
-    features/levels.py, as light.levels_at has them.
+    features/levels.py, as light.levels_at has them (na, last_head: the new
+    atari heads and the previous move's string, levels.new_atari_heads and
+    levels.last_string).
     """
     bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
     w = b.info[W]
     gam = s.gam
     ci = color - 1
-    na0, na1, na2, na3 = new_atari_heads(bc, head, libs, w, color, last)
-    last_head = last_string(bc, head, color, last)
+    na0, na1, na2, na3 = na
     total = 0.0
     for i in range(nh):
         p = s.pts[i]
@@ -223,7 +223,7 @@ def acceptance(b: Board, p, color, gen, s: PatternState, t: PolicyTables, sa_yes
     k = np.int64(s.lev[p])
     if color == WHITE:
         k = np.int64(t.swap[k])
-    if t.sa_maybe[k] and self_atari_at(b.color, b.head, b.nxt, b.libs, b.mark, b.info[W], p, color):
+    if t.sa_maybe[k] and self_atari_at(b.color, b.head, b.nxt, b.libs, b.info[W], p, color):
         return acc * sa_yes
     return acc * sa_no
 

@@ -19,6 +19,7 @@ from numba.extending import overload
 from gomove.board.board import KO, LAST, SIZE, Board, W, play_arrays
 from gomove.board.coords import PASS
 from gomove.board.playout import is_policy, policy_moves, policy_reset, policy_state
+from gomove.features.levels import last_string, new_atari_heads
 from gomove.play.pattern.check import check_gammas
 from gomove.play.pattern.draw import (
     MAX_TRIES,
@@ -69,7 +70,7 @@ def play_moves(
     """
     size = b.info[SIZE]
     w = b.info[W]
-    info = b.info
+    bc, head, nxt, libs, nstones, bmark, info, zhash, hist = b
     rows = s.rows
     sa_max, sa_yes, sa_no = self_atari_scale(t)
     gen = s.gen[0]
@@ -80,8 +81,10 @@ def play_moves(
         last = info[LAST]
         ko = info[KO]
         gen += 1
-        nh, ncont = collect_hot(b, color, last, ko, gen, s, t)
-        hot_total = hot_gammas(b, color, last, ko, nh, ncont, s, t)
+        na = new_atari_heads(bc, head, libs, w, color, last)
+        last_head = last_string(bc, head, color, last)
+        nh, ncont = collect_hot(b, color, last, ko, gen, na, s, t)
+        hot_total = hot_gammas(b, color, ko, nh, ncont, na, last_head, s, t)
         if check:
             s.gen[0] = gen
             errors[0] += check_gammas(b, color, last, ko, t, s, nh, hot_total)
@@ -103,7 +106,6 @@ def play_moves(
             move = draw_exact(b, color, last, ko, t, rng)
         if move == PASS:
             passes += 1
-            bc, head, nxt, libs, nstones, bmark, _, zhash, hist = b
             play_arrays(bc, head, nxt, libs, nstones, bmark, info, zhash, hist, PASS, color)
         else:
             passes = 0

@@ -253,7 +253,7 @@ def play_and_update(b: Board, move: int, color: int, s: PatternState, t: PolicyT
     # strings the move put in atari: its own, and the opponent's next to it
     mh = head[move]
     if libs[mh] == 1:
-        set_base(bc, head, libs, w, first_liberty(bc, nxt, bmark, w, mh, -1), s, t)
+        set_base(bc, head, libs, w, first_liberty(bc, nxt, w, mh, -1), s, t)
     for h in adjacent_heads(bc, head, w, move, opp):
         if h != -1 and libs[h] == 1:
-            set_base(bc, head, libs, w, first_liberty(bc, nxt, bmark, w, h, -1), s, t)
+            set_base(bc, head, libs, w, first_liberty(bc, nxt, w, h, -1), s, t)

@@ -128,9 +128,20 @@ def is_eye(b: Board, loc: int, color: int) -> bool:
 def area_score(b: Board, komi: float, owner_out: np.ndarray) -> float:
     """Area score, black minus white minus komi; owner_out: int8[size*size] by flat point."""
     size = b.info[SIZE]
-    w = b.info[W]
     seen = np.zeros(b.color.shape[0], np.bool_)
     region = np.empty(size * size, np.int64)
+    return area_score_into(b, komi, owner_out, seen, region)
+
+
+@njit(cache=True)
+def area_score_into(
+    b: Board, komi: float, owner_out: np.ndarray, seen: np.ndarray, region: np.ndarray
+) -> float:
+    """area_score with its scratch given: seen bool[L], region int64[size*size] (the driver
+    allocates them once per call, not once per game)."""
+    size = b.info[SIZE]
+    w = b.info[W]
+    seen[:] = False
     black = 0
     white = 0
     for r in range(size):
@@ -385,6 +396,20 @@ def restore_board(dst: Board, src: Board) -> None:
 
 
 @njit(cache=True)
+def restore_position(dst: Board, src: Board) -> None:
+    """restore_board without the superko history: playouts never read it (and only write
+    past src's, so dst's stays src's), and at 8 KB it costs more than the rest."""
+    dst.color[:] = src.color
+    dst.head[:] = src.head
+    dst.nxt[:] = src.nxt
+    dst.libs[:] = src.libs
+    dst.nstones[:] = src.nstones
+    dst.mark[:] = src.mark
+    dst.info[:] = src.info
+    dst.zhash[:] = src.zhash
+
+
+@njit(cache=True)
 def run_games(
     b: Board,
     color: int,
@@ -408,11 +433,15 @@ def run_games(
     rng = np.zeros(1, np.uint64)
     no_moves = np.zeros(0, np.int32)
     scores = np.empty(n, np.float64)
+    seen = np.zeros(b.color.shape[0], np.bool_)
+    region = np.empty(size * size, np.int64)
     for g in range(n):
-        restore_board(scratch, b)
+        restore_position(scratch, b)
         policy_reset(policy, state)
         rng[0] = seed_state(seed, g)
-        scores[g] = play_game(scratch, color, komi, rng, max_moves, policy, state, owner, no_moves)
+        # play_game, with the scoring scratch kept across games
+        policy_moves(policy, state, scratch, color, rng, max_moves, no_moves)
+        scores[g] = area_score_into(scratch, komi, owner, seen, region)
         for pt in range(size * size):
             owner_counts_out[owner[pt], pt] += 1
     return scores

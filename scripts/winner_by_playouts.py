@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from gomove.board.playout import run_playouts
-from gomove.play.ownership import board_at
+from gomove.board.replay import board_at
 from gomove.play.policy import PatternPolicy
 from gomove.reading.games import ReadConfig, iter_games
 

@@ -31,6 +31,8 @@ from gomove.evaluate.report import format_table, write_report
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.light_gammas import LightGammas
+from gomove.features.registry import Registry
+from gomove.models import MoveModel
 from gomove.reading.games import ReadConfig
 from gomove.train.checkpoint import load_checkpoint, save_checkpoint, write_gamma_table
 from gomove.train.config import SGDConfig
@@ -185,13 +187,13 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     return metrics
 
 
-def write_policy(path: Path, model, reg) -> None:
+def write_policy(path: Path, model: MoveModel, reg: Registry) -> None:
     """The playout policy of a light-feature model (features.light_gammas), next to model.pt."""
-    if not hasattr(model, "log_gamma"):
-        log.info("no playout policy: a pattern policy needs an mm model's gammas")
+    log_gamma = model.log_gammas()
+    if log_gamma is None:
+        log.info("no playout policy: a pattern policy needs a product of gammas (model=mm)")
         return
-    log_gamma = model.log_gamma.detach().cpu().double().numpy()
-    LightGammas.from_gammas(reg, log_gamma).save(path)
+    LightGammas.from_gammas(reg, log_gamma.numpy()).save(path)
     log.info("playout policy: %s", path)
 
 

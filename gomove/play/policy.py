@@ -84,10 +84,10 @@ class PatternPolicy(LightGammas):
     def from_checkpoint(cls, path: str | Path) -> PatternPolicy:
         """From a model.pt of ``train.py model=mm features=light``."""
         state = load_checkpoint(path)
-        model = state["module"]
-        if not hasattr(model, "log_gamma"):
+        log_gamma = state["module"].log_gammas()
+        if log_gamma is None:
             raise ValueError(f"{path}: a pattern policy needs an mm model's gammas")
-        return cls.from_gammas(state["extractor"].registry, model.log_gamma.numpy())
+        return cls.from_gammas(state["extractor"].registry, log_gamma.numpy())
 
     def tables(self) -> PolicyTables:
         """The arrays the playout kernels read (module docstring), built once."""

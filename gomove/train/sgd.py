@@ -9,8 +9,9 @@ Terms:
   "lfr"); each is a mean over the batch's positions plus the full L2 term.
 - init: "random" (w = 0, v ~ N(0, init_std^2)); "mm" (w from ``mm_iters`` MM
   iterations on the same training data, gomove.train.mm.train_mm); or
-  ``init_checkpoint``, a saved mm model (its log-gammas become w) or fbt/lfr
-  model (w and, when k matches, v).
+  ``init_checkpoint``, a saved model: its level strengths become w (an mm
+  model's log-gammas, an fbt/lfr model's w) and, from an fbt/lfr model of
+  the same k, v too.
 - engine: the data decides. gomove.train.fbt_flat.FlatPositions (what run.py
   builds when ``flat`` is true, on the CPU) trains by compiled loops over the
   flat candidates (gomove.train.fbt_flat.FlatSGD); a BatchLoader or a list of
@@ -133,16 +134,16 @@ def initial_model(
         state = load_checkpoint(cfg.init_checkpoint)
         if registry is not None and state["extractor"].registry != registry:
             raise ValueError(f"{cfg.init_checkpoint}: its feature registry differs from the data's")
-        params = state["model"]
-        w = params["log_gamma"] if state["model_name"] == "mm" else params["w"]
+        init = state["module"]
+        w = init.level_strength()
         if w.shape[0] != n_features:
             raise ValueError(
                 f"{cfg.init_checkpoint}: {w.shape[0]} features, the data has {n_features}"
             )
         with torch.no_grad():
             model.w.copy_(w.to(model.w))
-            if "v" in params and params["v"].shape == model.v.shape:
-                model.v.copy_(params["v"].to(model.v))
+            if isinstance(init, FactorizationBT) and init.v.shape == model.v.shape:
+                model.v.copy_(init.v.detach().to(model.v))
         log.info("init from %s (%s)", cfg.init_checkpoint, state["model_name"])
     elif cfg.init == "mm":
         if groups is None:

@@ -37,9 +37,9 @@ from gomove.reading.games import ReadConfig
 from gomove.train.checkpoint import load_checkpoint, save_checkpoint, write_gamma_table
 from gomove.train.config import SGDConfig
 from gomove.train.device import resolve_device
-from gomove.train.fbt_flat import FlatPositions
-from gomove.train.flat import FlatTeams
+from gomove.train.flat import FlatData
 from gomove.train.mm import MMConfig, train_mm
+from gomove.train.mm_flat import flat_mm
 from gomove.train.sgd import train_sgd
 
 log = logging.getLogger(__name__)
@@ -148,11 +148,9 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
         log.info("model.flat: the flat FBT/LFR engine is CPU-only; padded batches on %s", device)
         flat = False
     if flat:
-        if cfg.model.name == "mm":
-            train_loader = FlatTeams.from_dataset(data.train, device, progress=cfg.progress)
-        else:
-            train_loader = FlatPositions.from_dataset(data.train, progress=cfg.progress)
-        log.info("training set in memory: %.2f GB", train_loader.nbytes() / 1e9)
+        flat_data = FlatData.from_dataset(data.train, progress=cfg.progress)
+        log.info("training set in memory: %.2f GB", flat_data.nbytes() / 1e9)
+        train_loader = flat_mm(flat_data, device) if cfg.model.name == "mm" else flat_data
     else:
         train_loader = BatchLoader(data.train, batch_size=bs, in_memory=True)
     val_loader = BatchLoader(data.val, batch_size=bs, in_memory=True) if data.val else None

@@ -25,6 +25,7 @@ from gomove.board.board import (
 from gomove.board.coords import NO_MOVE, PASS
 from gomove.data.batch import Batch
 from gomove.models.fbt import FactorizationBT
+from gomove.train.flat import FlatData
 
 F64 = torch.float64
 
@@ -167,3 +168,39 @@ def random_log_gamma(n_features: int, seed: int, scale: float = 1.0) -> torch.Te
     lg = torch.randn(n_features, generator=gen, dtype=torch.float64) * scale
     lg[0] = 0.0
     return lg
+
+
+def flat_of(batches: list[Batch], groups) -> FlatData:
+    """The positions of padded batches as FlatData (level = index - offset + 1)."""
+    levels: list[list[np.ndarray]] = [[] for _ in groups]
+    starts, winners = [0], []
+    for b in batches:
+        for j in range(len(b)):
+            m = int(b.mask[j].sum())
+            for g, (_, offset, _) in enumerate(groups):
+                f = b.feat[j, :m, g]
+                levels[g].append(torch.where(f > 0, f - offset + 1, 0).numpy())
+            starts.append(starts[-1] + m)
+            winners.append(int(b.winner[j]))
+    return FlatData.from_levels(
+        [np.concatenate(lv) for lv in levels],
+        [o for _, o, _ in groups],
+        [s for _, _, s in groups],
+        np.array(starts),
+        np.array(winners),
+    )
+
+
+def padded(batches: list[Batch]) -> Batch:
+    """One Batch of all positions (padded to the largest M)."""
+    m = max(b.feat.shape[1] for b in batches)
+
+    def pad(t: torch.Tensor) -> torch.Tensor:
+        widths = (0, 0, 0, m - t.shape[1]) if t.dim() == 3 else (0, m - t.shape[1])
+        return torch.nn.functional.pad(t, widths)
+
+    return Batch(
+        torch.cat([pad(b.feat) for b in batches]),
+        torch.cat([pad(b.mask) for b in batches]),
+        *(torch.cat([getattr(b, f) for b in batches]) for f in ("winner", "game", "move")),
+    )

@@ -12,7 +12,7 @@ Terms:
   ``init_checkpoint``, a saved model: its level strengths become w (an mm
   model's log-gammas, an fbt/lfr model's w) and, from an fbt/lfr model of
   the same k, v too.
-- engine: the data decides. gomove.train.fbt_flat.FlatPositions (what run.py
+- engine: the data decides. gomove.train.flat.FlatData (what the experiment
   builds when ``flat`` is true, on the CPU) trains by compiled loops over the
   flat candidates (gomove.train.fbt_flat.FlatSGD); a BatchLoader or a list of
   Batches by torch over padded batches, on any device. Both minimize the same
@@ -51,8 +51,10 @@ from gomove.models.fbt import (
 from gomove.train.checkpoint import load_checkpoint
 from gomove.train.config import SGDConfig
 from gomove.train.device import resolve_device
-from gomove.train.fbt_flat import FlatPositions, FlatSGD
-from gomove.train.mm import MMConfig, train_mm
+from gomove.train.fbt_flat import FlatSGD
+from gomove.train.flat import FlatData
+from gomove.train.mm import MMConfig, MMPasses, train_mm
+from gomove.train.mm_flat import NumbaMM
 from gomove.train.report import Validate, report_row
 
 if TYPE_CHECKING:
@@ -121,13 +123,16 @@ def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> tuple[Iterable[Batch], in
 def initial_model(
     cfg: SGDConfig,
     n_features: int,
-    data: Iterable[Batch],
+    data: Iterable[Batch] | MMPasses,
     device: torch.device,
     groups: list[GroupSpan] | None = None,
     registry: Registry | None = None,
     progress: bool = True,
 ) -> FactorizationBT:
-    """The starting model of cfg.init / cfg.init_checkpoint (module docstring), on ``device``."""
+    """The starting model of cfg.init / cfg.init_checkpoint (module docstring), on ``device``.
+
+    data: the training data for init "mm" (padded Batches or an MM engine).
+    """
     gen = torch.Generator().manual_seed(cfg.seed)
     model = FactorizationBT(n_features, cfg.k, cfg.init_std, generator=gen)
     if cfg.init_checkpoint:
@@ -165,7 +170,7 @@ def initial_model(
 
 
 def train_sgd(
-    data: Iterable[Batch] | FlatPositions,
+    data: Iterable[Batch] | FlatData,
     n_features: int,
     cfg: SGDConfig,
     device: torch.device | str = "auto",
@@ -177,7 +182,7 @@ def train_sgd(
 ) -> tuple[FactorizationBT, list[dict[str, Any]]]:
     """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
 
-    data: FlatPositions (the flat engine, CPU), a BatchLoader (re-made
+    data: FlatData (the flat engine, CPU), a BatchLoader (re-made
     shuffled, see ``shuffled``) or a list of Batches. Row 0 is the start (one
     no-grad pass); every row has iter (the epoch), loss (the objective: mean
     loss + L2, averaged over the epoch's batches as training went),
@@ -192,15 +197,13 @@ def train_sgd(
     cfg.validate()
     device = resolve_device(device)
     torch.manual_seed(cfg.seed)
-    flat = isinstance(data, FlatPositions)
+    flat = isinstance(data, FlatData)
     if flat and device.type != "cpu":
         raise ValueError(f"the flat engine runs on the CPU, not {device}: give padded batches")
     init_data: Any = data
     if flat and cfg.init == "mm" and not cfg.init_checkpoint:
-        init_data = data.teams()
-        if groups is None and data.registry is not None:
-            reg = data.registry
-            groups = reg.group_spans()
+        init_data = NumbaMM(data)
+        groups = groups or data.group_spans()
     model = initial_model(cfg, n_features, init_data, device, groups, registry, progress)
     del init_data
     steps: FlatSGD | _PaddedSteps

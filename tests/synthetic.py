@@ -26,6 +26,7 @@ from gomove.board.coords import NO_MOVE, PASS
 from gomove.data.batch import Batch
 from gomove.models.fbt import FactorizationBT
 from gomove.train.flat import FlatData
+from gomove.train.specs import register
 
 F64 = torch.float64
 
@@ -74,6 +75,8 @@ CONFIGS = str(Path(__file__).resolve().parents[1] / "gomove" / "configs")
 
 
 def cfg_of(overrides: list[str]):
+    """The composed config of gomove/configs with these overrides (schemas registered)."""
+    register()
     with initialize_config_dir(config_dir=CONFIGS, version_base="1.3"):
         return compose(config_name="config", overrides=overrides)
 

@@ -29,7 +29,6 @@ from torch.testing import assert_close
 
 from gomove.data.batch import Batch
 from gomove.experiment import evaluate_checkpoint, run
-from gomove.models import build_model
 from gomove.models.fbt import (
     FactorizationBT,
     fbt_loss,
@@ -39,8 +38,8 @@ from gomove.models.fbt import (
     team_strength,
 )
 from gomove.models.mm import BradleyTerry
-from gomove.train.checkpoint import load_checkpoint
 from gomove.train.sgd import SGDConfig, lr_factor, train_sgd
+from gomove.train.specs import load_checkpoint, model_spec
 
 F64 = torch.float64
 
@@ -246,7 +245,7 @@ def test_config_checks_and_schedules():
     with pytest.raises(ValueError, match="optimizer"):
         SGDConfig(optimizer="adagrad").validate()
     with pytest.raises(ValueError, match="unknown model"):
-        build_model("fm", 10)
+        model_spec("fm")
     cos = SGDConfig(schedule="cosine", epochs=4)
     assert lr_factor(cos, 0) == 1.0 and lr_factor(cos, 2) == pytest.approx(0.5)
     assert lr_factor(cos, 4) == pytest.approx(0.0)

@@ -35,11 +35,11 @@ from synthetic import (
 from torch.testing import assert_close
 
 from gomove.data.loader import BatchLoader
-from gomove.experiment import sgd_config
 from gomove.models.fbt import FactorizationBT, fbt_loss, lfr_loss
 from gomove.train.fbt_flat import FlatSGD
 from gomove.train.flat import FlatData
 from gomove.train.sgd import SGDConfig, train_sgd
+from gomove.train.specs import model_config
 
 SIZES = (3, 4, 2, 300)  # the last group is held in the wide (uint16) array
 
@@ -253,4 +253,4 @@ def test_config_selects_engine(overrides, flat):
     """``model.flat`` is on for fbt and lfr unless overridden, and passes the schema."""
     cfg = cfg_of(overrides)
     assert cfg.model.flat is flat
-    assert sgd_config(cfg).flat is flat
+    assert model_config(cfg).flat is flat

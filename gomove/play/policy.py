@@ -37,7 +37,7 @@ from gomove.features.light import (
 )
 from gomove.features.light_gammas import LEVEL_GROUPS, LightGammas
 from gomove.play.pattern_playout import PolicyTables, code_flags, pattern_playouts
-from gomove.train.checkpoint import load_checkpoint
+from gomove.train.specs import load_checkpoint
 
 
 @lru_cache(maxsize=1)

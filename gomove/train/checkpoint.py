@@ -1,10 +1,11 @@
 """Checkpoints and the readable gamma table.
 
 A checkpoint holds everything needed to score new positions: the feature
-config, the registry, the harvested pattern table, the model's name
-(gomove.models.MODEL_NAMES), its hyperparameters (``model_args``, the model's
+config, the registry, the harvested pattern table, the model's name (a key of
+gomove.train.specs.MODELS), its hyperparameters (``model_args``, the model's
 ``hparams()``: k for fbt/lfr, empty for mm) and its parameters (the state
-dict).
+dict). ``read_checkpoint`` reads the file; gomove.train.specs.load_checkpoint
+also rebuilds the model, by the class its name stands for.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import PatternTable
 from gomove.features.registry import Registry
-from gomove.models import MoveModel, model_from_state
+from gomove.models import MoveModel
 
 CHECKPOINT_VERSION = 1
 PATTERN_GROUPS = ("shape", "pattern3x3")  # listed by their best and worst levels only
@@ -51,9 +52,8 @@ def save_checkpoint(
     atomic_write(path, lambda f: torch.save(state, f))
 
 
-def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """The checkpoint dict, with ``extractor`` (FeatureExtractor) and ``module``
-    (the model, on CPU, gomove.models.model_from_state) rebuilt."""
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The checkpoint dict, with ``extractor`` (FeatureExtractor) rebuilt and checked."""
     state = torch.load(path, map_location="cpu", weights_only=False)
     if state.get("version") != CHECKPOINT_VERSION:
         raise ValueError(
@@ -68,15 +68,6 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             "from the saved one (feature code changed since it was trained)"
         )
     state["extractor"] = ex
-    module = model_from_state(state["model_name"], state["model"])
-    hparams = module.hparams()
-    for key, value in state.get("model_args", {}).items():
-        if hparams.get(key) != value:
-            raise ValueError(
-                f"{path}: model_args {key} = {value} but the saved parameters give "
-                f"{key} = {hparams.get(key)}"
-            )
-    state["module"] = module
     return state
 
 

@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 from gomove.data.batch import Batch
 from gomove.features.registry import GroupSpan
 from gomove.models.mm import BradleyTerry, accumulate_stats, log_prior, mm_update
+from gomove.train.config import MMConfig
 from gomove.train.device import resolve_device
 from gomove.train.report import Validate, report_row
 
@@ -39,24 +40,6 @@ if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class MMConfig:
-    """MM schedule and stopping rule.
-
-    max_iters: at most this many iterations (sweeps).
-    tol: stop once every group's last update gained less than tol log-posterior
-        per position, i.e. a whole sweep gained little.
-    schedule: "cyclic" or "greedy" (see the module docstring).
-    seed: seeds torch at the start; MM itself is deterministic, so it only
-        matters for data iterables that draw random numbers.
-    """
-
-    max_iters: int = 30
-    tol: float = 1e-3
-    schedule: str = "cyclic"
-    seed: int = 0
 
 
 @dataclass
@@ -177,8 +160,7 @@ def train_mm(
     each group's last gain, plus val_top1 and val_log_evidence when validate
     is given. writer: an optional SummaryWriter getting the same scalars.
     """
-    if cfg.schedule not in ("cyclic", "greedy"):
-        raise ValueError(f"schedule must be 'cyclic' or 'greedy', not {cfg.schedule!r}")
+    cfg.validate()
     torch.manual_seed(cfg.seed)
     device = resolve_device(device)
     active = [g for g, (_, _, size) in enumerate(groups) if size > 0]

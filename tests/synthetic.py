@@ -81,22 +81,24 @@ def cfg_of(overrides: list[str]):
         return compose(config_name="config", overrides=overrides)
 
 
-def tiny(games, tmp_path, extra=()):
+def tiny_overrides(games, tmp_path) -> list[str]:
+    """Overrides for a tiny run on the ``games`` fixture (9x9, small shapes), any model."""
     train, test = games
-    return cfg_of(
-        [
-            f"data.train={train}",
-            f"data.test={test}",
-            "data.sizes=[9]",
-            "data.workers=1",
-            f"data.cache_dir={tmp_path / 'cache'}",
-            "features.min_count=2",
-            "features.max_radius=6",
-            "model.max_iters=2",
-            "progress=false",
-            *extra,
-        ]
-    )
+    return [
+        f"data.train={train}",
+        f"data.test={test}",
+        "data.sizes=[9]",
+        "data.workers=1",
+        f"data.cache_dir={tmp_path / 'cache'}",
+        "features.min_count=2",
+        "features.max_radius=6",
+        "progress=false",
+    ]
+
+
+def tiny(games, tmp_path, extra=()):
+    """A tiny mm run (2 iterations) on the ``games`` fixture."""
+    return cfg_of([*tiny_overrides(games, tmp_path), "model.max_iters=2", *extra])
 
 
 def random_position(rnd, size: int, n_moves: int):

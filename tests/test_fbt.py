@@ -24,7 +24,14 @@ import math
 import pytest
 import reference as ref
 import torch
-from synthetic import cfg_of, make_data, make_groups, random_fbt, random_log_gamma
+from synthetic import (
+    cfg_of,
+    make_data,
+    make_groups,
+    random_fbt,
+    random_log_gamma,
+    tiny_overrides,
+)
 from torch.testing import assert_close
 
 from gomove.data.batch import Batch
@@ -287,16 +294,8 @@ def test_train_then_evaluate(games, tmp_path, model, extra):  # noqa: F811
     """A tiny run (the flat engine, and the padded one) writes metrics.json,
     gammas.md (with |v|) and a checkpoint that rebuilds the model (same k) and
     scores the test set identically."""
-    train, test = games
     common = [
-        f"data.train={train}",
-        f"data.test={test}",
-        "data.sizes=[9]",
-        "data.workers=1",
-        f"data.cache_dir={tmp_path / 'cache'}",
-        "features.min_count=2",
-        "features.max_radius=6",
-        "progress=false",
+        *tiny_overrides(games, tmp_path),
         f"model={model}",
         "k=4",
         "model.epochs=2",

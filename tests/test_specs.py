@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 from hydra.errors import ConfigCompositionException
-from synthetic import CONFIGS, cfg_of
+from synthetic import CONFIGS, cfg_of, tiny_overrides
 
 from gomove.data.loader import BatchLoader
 from gomove.experiment import run
@@ -107,21 +107,7 @@ def test_fit_through_the_table_and_round_trip(extracted, tmp_path, name, flat):
 @pytest.mark.parametrize("name", list(MODELS))
 def test_run_every_model(games, tmp_path, name):
     """``train.py model=<name>`` trains and evaluates through the table."""
-    train, test = games
-    cfg = cfg_of(
-        [
-            f"data.train={train}",
-            f"data.test={test}",
-            "data.sizes=[9]",
-            "data.workers=1",
-            f"data.cache_dir={tmp_path / 'cache'}",
-            "features.min_count=2",
-            "features.max_radius=6",
-            "progress=false",
-            f"model={name}",
-            *SMALL[name],
-        ]
-    )
+    cfg = cfg_of([*tiny_overrides(games, tmp_path), f"model={name}", *SMALL[name]])
     metrics = run(cfg, tmp_path / "run")
     saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["model"] == saved["model"] == name

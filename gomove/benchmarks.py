@@ -30,9 +30,9 @@ from gomove.play.policy import PatternPolicy
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.samples import sample_path
 from gomove.train.config import SGDConfig
-from gomove.train.fbt_flat import FlatPositions
-from gomove.train.flat import FlatTeams
+from gomove.train.flat import FlatData
 from gomove.train.mm import MMConfig, train_mm
+from gomove.train.mm_flat import flat_mm
 from gomove.train.sgd import train_sgd
 
 REPO = Path(__file__).resolve().parents[1]
@@ -179,7 +179,8 @@ def bench_dataset(path: str, n_games: int, cache_dir: str = "cache", min_count: 
 def bench_mm(
     path: str, n_games: int, iters: int = 2, cache_dir: str = "cache", min_count: int = 10
 ) -> list[dict]:
-    """Seconds per MM iteration per million candidates, flat and streamed; peak memory.
+    """Seconds per MM iteration per million candidates, flat (gomove.train.mm_flat: numba on
+    the CPU, torch on CUDA) and streamed; the flat layout and engine's memory; peak memory.
 
     The dataset is the one ``train.py data=tygem data.max_games=N`` builds when
     path names the same files (kind "train", same configs): its cache is shared.
@@ -193,9 +194,10 @@ def bench_mm(
     for device in devices:
         rss0 = peak_rss_mb()
         t = time.perf_counter()
-        flat = FlatTeams.from_dataset(ds, device)
+        flat = FlatData.from_dataset(ds)
+        engine = flat_mm(flat, device)
         load_s = time.perf_counter() - t
-        for name, data in (("flat", flat), ("stream", BatchLoader(ds, batch_size=512))):
+        for name, data in (("flat", engine), ("stream", BatchLoader(ds, batch_size=512))):
             if name == "stream" and ds.n_candidates > 50_000_000:
                 continue  # minutes per iteration: the flat figure is the one that matters
             # one iteration first, untimed: compiles the kernels and fills the caches
@@ -222,14 +224,14 @@ def bench_mm(
                         "seconds_per_iter": round(sec, 3),
                         "seconds_per_iter_per_million": round(sec / ds.n_candidates * 1e6, 4),
                         "flat_load_seconds": round(load_s, 2),
-                        "flat_gb": round(flat.nbytes() / 1e9, 3),
+                        "flat_gb": round((flat.nbytes() + engine.nbytes()) / 1e9, 3),
                         "peak_rss_mb": round(peak_rss_mb()),
                         "rss_growth_mb": round(peak_rss_mb() - rss0),
                         "threads": torch.get_num_threads(),
                     }
                 )
             )
-        del flat
+        del flat, engine
     return out
 
 
@@ -257,7 +259,7 @@ def bench_fbt(
     for engine, device in runs:
         if engine == "flat":
             t0 = time.perf_counter()
-            data = FlatPositions.from_dataset(ds)
+            data = FlatData.from_dataset(ds)
             load_s = time.perf_counter() - t0
         else:
             data, load_s = BatchLoader(ds, batch_size=batch_size, in_memory=True), None

@@ -31,14 +31,12 @@ from gomove.evaluate.report import format_table, write_report
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.light_gammas import LightGammas
+from gomove.features.registry import Registry
+from gomove.models import MoveModel
 from gomove.reading.games import ReadConfig
-from gomove.train.checkpoint import load_checkpoint, save_checkpoint, write_gamma_table
-from gomove.train.config import SGDConfig
+from gomove.train.checkpoint import save_checkpoint, write_gamma_table
 from gomove.train.device import resolve_device
-from gomove.train.fbt_flat import FlatPositions
-from gomove.train.flat import FlatTeams
-from gomove.train.mm import MMConfig, train_mm
-from gomove.train.sgd import train_sgd
+from gomove.train.specs import TrainContext, load_checkpoint, model_config, model_spec
 
 log = logging.getLogger(__name__)
 
@@ -136,30 +134,20 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     device = resolve_device(cfg.device)
     log.info("config:\n%s", OmegaConf.to_yaml(cfg, resolve=True))
     log.info("device: %s, run directory: %s", device, out)
-    if cfg.model.name in ("fbt", "lfr"):
-        sgd_config(cfg)  # a bad combination fails now, not after the extraction
+    spec = model_spec(cfg.model.name)
+    model_cfg = model_config(cfg)  # a bad combination fails now, not after the extraction
     data = prepare_data(cfg)
     reg = data.extractor.registry
     bs = cfg.data.batch_size
-    flat = cfg.model.get("flat", False)
-    if flat and cfg.model.name != "mm" and device.type != "cpu":
-        log.info("model.flat: the flat FBT/LFR engine is CPU-only; padded batches on %s", device)
-        flat = False
-    if flat:
-        if cfg.model.name == "mm":
-            train_loader = FlatTeams.from_dataset(data.train, device, progress=cfg.progress)
-        else:
-            train_loader = FlatPositions.from_dataset(data.train, progress=cfg.progress)
-        log.info("training set in memory: %.2f GB", train_loader.nbytes() / 1e9)
-    else:
-        train_loader = BatchLoader(data.train, batch_size=bs, in_memory=True)
+    train_data = spec.train_data(model_cfg, data.train, device, bs, cfg.progress)
     val_loader = BatchLoader(data.val, batch_size=bs, in_memory=True) if data.val else None
     validate = validator(val_loader, device) if val_loader is not None else None
     test_loader = BatchLoader(data.test, batch_size=bs)
 
     writer = SummaryWriter(str(out / "tb"))
     t0 = time.perf_counter()
-    model, history = train_model(cfg, reg, train_loader, validate, device, writer)
+    ctx = TrainContext(reg, device, validate, writer, cfg.progress)
+    model, history = spec.fit(model_cfg, train_data, ctx)
     train_seconds = time.perf_counter() - t0
     writer.close()
 
@@ -185,56 +173,14 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     return metrics
 
 
-def write_policy(path: Path, model, reg) -> None:
+def write_policy(path: Path, model: MoveModel, reg: Registry) -> None:
     """The playout policy of a light-feature model (features.light_gammas), next to model.pt."""
-    if not hasattr(model, "log_gamma"):
-        log.info("no playout policy: a pattern policy needs an mm model's gammas")
+    log_gamma = model.log_gammas()
+    if log_gamma is None:
+        log.info("no playout policy: a pattern policy needs a product of gammas (model=mm)")
         return
-    log_gamma = model.log_gamma.detach().cpu().double().numpy()
-    LightGammas.from_gammas(reg, log_gamma).save(path)
+    LightGammas.from_gammas(reg, log_gamma.numpy()).save(path)
     log.info("playout policy: %s", path)
-
-
-def sgd_config(cfg: DictConfig):
-    """cfg.model of an fbt/lfr run as a checked gomove.train.config.SGDConfig."""
-    sgd_cfg = SGDConfig(**OmegaConf.to_container(cfg.model, resolve=True))
-    sgd_cfg.validate()
-    return sgd_cfg
-
-
-def train_model(cfg, reg, train_loader, validate, device, writer):
-    name = cfg.model.name
-    groups = reg.group_spans()
-    if name == "mm":
-        mm_cfg = MMConfig(
-            max_iters=cfg.model.max_iters,
-            tol=cfg.model.tol,
-            schedule=cfg.model.schedule,
-            seed=cfg.seed,
-        )
-        return train_mm(
-            train_loader,
-            reg.n_features,
-            groups,
-            mm_cfg,
-            device=device,
-            validate=validate,
-            writer=writer,
-            progress=cfg.progress,
-        )
-    if name in ("fbt", "lfr"):
-        return train_sgd(
-            train_loader,
-            reg.n_features,
-            sgd_config(cfg),
-            device=device,
-            validate=validate,
-            writer=writer,
-            progress=cfg.progress,
-            groups=groups,
-            registry=reg,
-        )
-    raise ValueError(f"unknown model {name!r}; available: mm, fbt, lfr")
 
 
 def evaluate_checkpoint(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:

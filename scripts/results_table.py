@@ -10,7 +10,7 @@ so that it builds the shared dataset cache, the others ``--jobs`` at a time,
 each with one torch thread. Prints the table as markdown and writes it to
 ``OUT/table.md``; each row's run directory keeps its metrics.json and plots.
 
-Columns: training time is the whole ``train_model`` call (start pass and
+Columns: training time is the whole ``spec.fit`` call (start pass and
 validation after every epoch included); "epochs" sums the history's
 per-epoch wall seconds, the optimization alone, "epochs, CPU" their CPU
 seconds (less sensitive to other jobs on a shared machine); load is the

@@ -7,24 +7,28 @@ from pathlib import Path
 import pytest
 from gamegen import random_sgf
 
-from gomove.data.dataset import build_dataset, harvest_cached
+from gomove.data.dataset import Dataset, build_dataset, harvest_cached
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.reading.games import ReadConfig
 
 
 @pytest.fixture(scope="module")
-def ds(tmp_path_factory):
+def extracted(tmp_path_factory) -> tuple[Dataset, FeatureExtractor]:
+    """A dataset of 8 random 9x9 games (shapes harvested, 3 shards) and its extractor."""
     d = tmp_path_factory.mktemp("games")
     for i in range(8):
         (d / f"g{i}.sgf").write_bytes(random_sgf(9, 50, seed=100 + i))
     cache = tmp_path_factory.mktemp("cache")
     rc = ReadConfig(sizes=(9,))
     cfg = FeatureConfig(min_count=2, max_radius=5, bloom_bits=1 << 16)
-    table = harvest_cached(d, rc, cfg, cache, workers=1, progress=False)
-    return build_dataset(
-        d, rc, FeatureExtractor(cfg, table), cache, shard_games=3, workers=1, progress=False
-    )
+    ex = FeatureExtractor(cfg, harvest_cached(d, rc, cfg, cache, workers=1, progress=False))
+    return build_dataset(d, rc, ex, cache, shard_games=3, workers=1, progress=False), ex
+
+
+@pytest.fixture(scope="module")
+def ds(extracted) -> Dataset:
+    return extracted[0]
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,8 @@ from gomove.board.board import (
 from gomove.board.coords import NO_MOVE, PASS
 from gomove.data.batch import Batch
 from gomove.models.fbt import FactorizationBT
-from gomove.train.config import register
+from gomove.train.flat import FlatData
+from gomove.train.specs import register
 
 F64 = torch.float64
 
@@ -71,30 +72,33 @@ O O O . . . . . .
 
 
 CONFIGS = str(Path(__file__).resolve().parents[1] / "gomove" / "configs")
-register()  # the config schemas cfg_of composes against
 
 
 def cfg_of(overrides: list[str]):
+    """The composed config of gomove/configs with these overrides (schemas registered)."""
+    register()
     with initialize_config_dir(config_dir=CONFIGS, version_base="1.3"):
         return compose(config_name="config", overrides=overrides)
 
 
-def tiny(games, tmp_path, extra=()):
+def tiny_overrides(games, tmp_path) -> list[str]:
+    """Overrides for a tiny run on the ``games`` fixture (9x9, small shapes), any model."""
     train, test = games
-    return cfg_of(
-        [
-            f"data.train={train}",
-            f"data.test={test}",
-            "data.sizes=[9]",
-            "data.workers=1",
-            f"data.cache_dir={tmp_path / 'cache'}",
-            "features.min_count=2",
-            "features.max_radius=6",
-            "model.max_iters=2",
-            "progress=false",
-            *extra,
-        ]
-    )
+    return [
+        f"data.train={train}",
+        f"data.test={test}",
+        "data.sizes=[9]",
+        "data.workers=1",
+        f"data.cache_dir={tmp_path / 'cache'}",
+        "features.min_count=2",
+        "features.max_radius=6",
+        "progress=false",
+    ]
+
+
+def tiny(games, tmp_path, extra=()):
+    """A tiny mm run (2 iterations) on the ``games`` fixture."""
+    return cfg_of([*tiny_overrides(games, tmp_path), "model.max_iters=2", *extra])
 
 
 def random_position(rnd, size: int, n_moves: int):
@@ -169,3 +173,39 @@ def random_log_gamma(n_features: int, seed: int, scale: float = 1.0) -> torch.Te
     lg = torch.randn(n_features, generator=gen, dtype=torch.float64) * scale
     lg[0] = 0.0
     return lg
+
+
+def flat_of(batches: list[Batch], groups) -> FlatData:
+    """The positions of padded batches as FlatData (level = index - offset + 1)."""
+    levels: list[list[np.ndarray]] = [[] for _ in groups]
+    starts, winners = [0], []
+    for b in batches:
+        for j in range(len(b)):
+            m = int(b.mask[j].sum())
+            for g, (_, offset, _) in enumerate(groups):
+                f = b.feat[j, :m, g]
+                levels[g].append(torch.where(f > 0, f - offset + 1, 0).numpy())
+            starts.append(starts[-1] + m)
+            winners.append(int(b.winner[j]))
+    return FlatData.from_levels(
+        [np.concatenate(lv) for lv in levels],
+        [o for _, o, _ in groups],
+        [s for _, _, s in groups],
+        np.array(starts),
+        np.array(winners),
+    )
+
+
+def padded(batches: list[Batch]) -> Batch:
+    """One Batch of all positions (padded to the largest M)."""
+    m = max(b.feat.shape[1] for b in batches)
+
+    def pad(t: torch.Tensor) -> torch.Tensor:
+        widths = (0, 0, 0, m - t.shape[1]) if t.dim() == 3 else (0, m - t.shape[1])
+        return torch.nn.functional.pad(t, widths)
+
+    return Batch(
+        torch.cat([pad(b.feat) for b in batches]),
+        torch.cat([pad(b.mask) for b in batches]),
+        *(torch.cat([getattr(b, f) for b in batches]) for f in ("winner", "game", "move")),
+    )

@@ -24,12 +24,18 @@ import math
 import pytest
 import reference as ref
 import torch
-from synthetic import cfg_of, make_data, make_groups, random_fbt, random_log_gamma
+from synthetic import (
+    cfg_of,
+    make_data,
+    make_groups,
+    random_fbt,
+    random_log_gamma,
+    tiny_overrides,
+)
 from torch.testing import assert_close
 
 from gomove.data.batch import Batch
 from gomove.experiment import evaluate_checkpoint, run
-from gomove.models import build_model
 from gomove.models.fbt import (
     FactorizationBT,
     fbt_loss,
@@ -39,8 +45,8 @@ from gomove.models.fbt import (
     team_strength,
 )
 from gomove.models.mm import BradleyTerry
-from gomove.train.checkpoint import load_checkpoint
 from gomove.train.sgd import SGDConfig, lr_factor, train_sgd
+from gomove.train.specs import load_checkpoint, model_spec
 
 F64 = torch.float64
 
@@ -246,7 +252,7 @@ def test_config_checks_and_schedules():
     with pytest.raises(ValueError, match="optimizer"):
         SGDConfig(optimizer="adagrad").validate()
     with pytest.raises(ValueError, match="unknown model"):
-        build_model("fm", 10)
+        model_spec("fm")
     cos = SGDConfig(schedule="cosine", epochs=4)
     assert lr_factor(cos, 0) == 1.0 and lr_factor(cos, 2) == pytest.approx(0.5)
     assert lr_factor(cos, 4) == pytest.approx(0.0)
@@ -288,16 +294,8 @@ def test_train_then_evaluate(games, tmp_path, model, extra):  # noqa: F811
     """A tiny run (the flat engine, and the padded one) writes metrics.json,
     gammas.md (with |v|) and a checkpoint that rebuilds the model (same k) and
     scores the test set identically."""
-    train, test = games
     common = [
-        f"data.train={train}",
-        f"data.test={test}",
-        "data.sizes=[9]",
-        "data.workers=1",
-        f"data.cache_dir={tmp_path / 'cache'}",
-        "features.min_count=2",
-        "features.max_radius=6",
-        "progress=false",
+        *tiny_overrides(games, tmp_path),
         f"model={model}",
         "k=4",
         "model.epochs=2",

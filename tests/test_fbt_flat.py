@@ -9,9 +9,9 @@ Invariants checked:
   unbiased: its mean over many draws is the full gradient within 4 standard
   errors, and a deliberately wrong sampler fails that check;
 - Adam and SGD (Nesterov) steps equal torch.optim's on the same batches;
-- train_sgd on FlatPositions is reproducible (bitwise, same seed) and lowers
-  the loss; init "mm" goes through FlatTeams over the same arrays;
-- FlatPositions.from_dataset holds what the padded loader yields, and the
+- train_sgd on FlatData is reproducible (bitwise, same seed) and lowers
+  the loss; init "mm" goes through MM's numba engine over the same arrays;
+- FlatData.from_dataset holds what the padded loader yields, and the
   same model scores both alike;
 - ``model=fbt`` / ``model=lfr`` select the flat engine (``model.flat``).
 """
@@ -23,38 +23,25 @@ import math
 import numpy as np
 import pytest
 import torch
-from synthetic import cfg_of, make_data, make_groups, random_fbt, random_log_gamma
+from synthetic import (
+    cfg_of,
+    flat_of,
+    make_data,
+    make_groups,
+    padded,
+    random_fbt,
+    random_log_gamma,
+)
 from torch.testing import assert_close
 
-from gomove.data.batch import Batch
 from gomove.data.loader import BatchLoader
-from gomove.experiment import sgd_config
 from gomove.models.fbt import FactorizationBT, fbt_loss, lfr_loss
-from gomove.train.fbt_flat import FlatPositions, FlatSGD
+from gomove.train.fbt_flat import FlatSGD
+from gomove.train.flat import FlatData
 from gomove.train.sgd import SGDConfig, train_sgd
+from gomove.train.specs import model_config
 
 SIZES = (3, 4, 2, 300)  # the last group is held in the wide (uint16) array
-
-
-def flat_of(batches: list[Batch], groups) -> FlatPositions:
-    """The positions of padded batches as FlatPositions (level = index - offset + 1)."""
-    levels: list[list[np.ndarray]] = [[] for _ in groups]
-    starts, winners = [0], []
-    for b in batches:
-        for j in range(len(b)):
-            m = int(b.mask[j].sum())
-            for g, (_, offset, _) in enumerate(groups):
-                f = b.feat[j, :m, g]
-                levels[g].append(torch.where(f > 0, f - offset + 1, 0).numpy())
-            starts.append(starts[-1] + m)
-            winners.append(int(b.winner[j]))
-    return FlatPositions.from_levels(
-        [np.concatenate(lv) for lv in levels],
-        [o for _, o, _ in groups],
-        [s for _, _, s in groups],
-        np.array(starts),
-        np.array(winners),
-    )
 
 
 def problem(seed: int, n_batches: int = 1, batch_size: int = 7, k: int = 3):
@@ -65,22 +52,7 @@ def problem(seed: int, n_batches: int = 1, batch_size: int = 7, k: int = 3):
     return groups, n_features, batches, flat_of(batches, groups)
 
 
-def padded(batches: list[Batch]) -> Batch:
-    """One Batch of all positions (padded to the largest M)."""
-    m = max(b.feat.shape[1] for b in batches)
-
-    def pad(t: torch.Tensor) -> torch.Tensor:
-        widths = (0, 0, 0, m - t.shape[1]) if t.dim() == 3 else (0, m - t.shape[1])
-        return torch.nn.functional.pad(t, widths)
-
-    return Batch(
-        torch.cat([pad(b.feat) for b in batches]),
-        torch.cat([pad(b.mask) for b in batches]),
-        *(torch.cat([getattr(b, f) for b in batches]) for f in ("winner", "game", "move")),
-    )
-
-
-def grads_by_sgd_step(model: FactorizationBT, flat: FlatPositions, cfg: SGDConfig, pos, unif=None):
+def grads_by_sgd_step(model: FactorizationBT, flat: FlatData, cfg: SGDConfig, pos, unif=None):
     """One flat step of plain SGD at lr 1: the parameters move by minus their gradient."""
     w0, v0 = model.w.detach().clone(), model.v.detach().clone()
     engine = FlatSGD(model, flat, SGDConfig(**{**vars(cfg), "optimizer": "sgd", "momentum": 0.0}))
@@ -236,11 +208,11 @@ def test_flat_training_reproducible(extra):
 def test_from_dataset_equals_loader(ds):  # noqa: F811
     """from_dataset holds every position's candidates as the padded loader does
     (global indices), and a model's loss over both agrees; init "mm" works flat."""
-    flat = FlatPositions.from_dataset(ds)
+    flat = FlatData.from_dataset(ds)
     reg = ds.registry
     assert flat.n_positions == ds.n_positions and flat.n_candidates == ds.n_candidates
     assert flat.min_features <= reg.n_features
-    levels = flat.levels()
+    levels = [flat.level(g) for g in range(len(reg.groups))]
     p = 0
     for batch in BatchLoader(ds, batch_size=50):
         for j in range(len(batch)):
@@ -281,4 +253,4 @@ def test_config_selects_engine(overrides, flat):
     """``model.flat`` is on for fbt and lfr unless overridden, and passes the schema."""
     cfg = cfg_of(overrides)
     assert cfg.model.flat is flat
-    assert sgd_config(cfg).flat is flat
+    assert model_config(cfg).flat is flat

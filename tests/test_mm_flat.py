@@ -1,21 +1,32 @@
-"""FlatTeams (cached strengths) against the streaming MM statistics.
+"""MM's flat engines (numba and torch, cached strengths) against the streaming MM statistics.
 
 Invariants checked:
-- collect() equals collect_stats() over padded batches of the same dataset, for
-  single groups, several groups and after partial gamma changes (the cache);
-- train_mm on FlatTeams gives the same gammas and history as on batches.
+- collect() of NumbaMM and TorchMM equals collect_stats() over padded batches of
+  the same dataset, for single groups, several groups and after partial gamma
+  changes (the cache);
+- train_mm on either engine gives the same gammas and history as on batches;
+- on synthetic positions with a wide (uint16) group: numba engine == torch
+  engine == padded oracle, pass after pass, after one, several or no group
+  changes, and in training (cyclic and greedy);
+- the numba pass that applies a change (fused) equals scale_teams + a plain
+  pass bitwise.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
+from synthetic import flat_of, make_data, make_groups, random_log_gamma
 
 from gomove.data.loader import BatchLoader
-from gomove.train.flat import FlatTeams
+from gomove.train.flat import FlatData
+from gomove.train.flat_kernels import mm_pass, scale_teams
 from gomove.train.mm import MMConfig, collect_stats, train_mm
+from gomove.train.mm_flat import NumbaMM, TorchMM
 
 CPU = torch.device("cpu")
+ENGINES = {"numba": NumbaMM, "torch": TorchMM}
 
 
 def groups_of(reg):
@@ -24,7 +35,7 @@ def groups_of(reg):
 
 @pytest.mark.parametrize("engine", ["numba", "torch"])
 def test_collect_equals_streaming(ds, engine):
-    flat = FlatTeams.from_dataset(ds, chunk_positions=37, engine=engine)
+    flat = ENGINES[engine](FlatData.from_dataset(ds), chunk_positions=37)
     loader = BatchLoader(ds, batch_size=29)
     g = torch.Generator().manual_seed(0)
     lg = torch.randn(ds.registry.n_features, generator=g, dtype=torch.float64)
@@ -59,7 +70,7 @@ def test_training_identical(ds, engine):
         progress=False,
     )
     m2, h2 = train_mm(
-        FlatTeams.from_dataset(ds),
+        ENGINES[engine](FlatData.from_dataset(ds)),
         reg.n_features,
         groups_of(reg),
         cfg,
@@ -68,3 +79,85 @@ def test_training_identical(ds, engine):
     )
     torch.testing.assert_close(m1.log_gamma, m2.log_gamma)
     assert [r["log_posterior"] for r in h1] == pytest.approx([r["log_posterior"] for r in h2])
+
+
+def change(lg: torch.Tensor, groups, which, gen) -> torch.Tensor:
+    """lg with the gammas of the groups ``which`` moved at random."""
+    lg = lg.clone()
+    for g in which:
+        _, o, s = groups[g]
+        lg[o : o + s] += 0.5 * torch.randn(s, generator=gen, dtype=torch.float64)
+    return lg
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_engines_equal_padded_oracle(seed):
+    """On the same positions (one group of >= 256 levels, held as uint16), NumbaMM,
+    TorchMM and collect_stats over padded batches (the oracle) give the same
+    statistics pass after pass, whether one group changed since the last pass
+    (NumbaMM applies that change within the pass), several, or none."""
+    sizes = [3, 4, 2, 300]
+    groups = make_groups(sizes)
+    n_features = 1 + sum(sizes)
+    batches = make_data(random_log_gamma(n_features, seed), groups, 3, 20, 9, seed)
+    flat = flat_of(batches, groups)
+    assert flat.levw.dtype == np.uint16 and flat.levw.shape[1] == 1
+    engines = [NumbaMM(flat, chunk_positions=7), TorchMM(flat, chunk_positions=5)]
+    gen = torch.Generator().manual_seed(seed)
+    lg = torch.zeros(n_features, dtype=torch.float64)
+    schedule = [((0,), ()), ((1,), (0,)), ((3,), (1,)), ((0, 1, 2, 3), (3,)), ((2,), (0, 2))]
+    schedule += [((), ()), ((1, 3), (2,)), ((0,), ())]
+    for cols, changed in schedule:
+        lg = change(lg, groups, changed, gen)
+        want = collect_stats(lg, batches, cols, CPU)
+        got = [e.collect(lg, cols) for e in engines]
+        for stats in got:
+            assert stats.n_positions == want.n_positions == flat.n_positions
+            torch.testing.assert_close(stats.log_likelihood, want.log_likelihood)
+            for c in cols:
+                _, o, s = groups[c]
+                torch.testing.assert_close(stats.wins[o : o + s], want.wins[o : o + s])
+                torch.testing.assert_close(stats.denom[o : o + s], want.denom[o : o + s])
+        torch.testing.assert_close(got[0].wins, got[1].wins)
+        torch.testing.assert_close(got[0].denom, got[1].denom)
+
+
+@pytest.mark.parametrize("schedule", ["cyclic", "greedy"])
+def test_engines_train_alike(schedule):
+    """train_mm on NumbaMM, TorchMM and padded batches of the same positions: the same
+    gammas and log-posteriors, whichever schedule."""
+    sizes = [3, 4, 2, 300]
+    groups = make_groups(sizes)
+    n_features = 1 + sum(sizes)
+    batches = make_data(random_log_gamma(n_features, 5), groups, 4, 25, 9, 5)
+    flat = flat_of(batches, groups)
+    cfg = MMConfig(max_iters=3, tol=0.0, schedule=schedule)
+    runs = [
+        train_mm(data, n_features, groups, cfg, device="cpu", progress=False)
+        for data in (batches, NumbaMM(flat), TorchMM(flat))
+    ]
+    (m0, h0), *others = runs
+    for m, h in others:
+        torch.testing.assert_close(m.log_gamma, m0.log_gamma)
+        assert [r["log_posterior"] for r in h] == pytest.approx([r["log_posterior"] for r in h0])
+
+
+def test_fused_pass_is_scale_then_pass():
+    """mm_pass with a change to apply gives bitwise the strengths and sums of scale_teams
+    followed by a plain pass, over strided level columns."""
+    sizes = [3, 4, 2, 300]
+    groups = make_groups(sizes)
+    batches = make_data(random_log_gamma(1 + sum(sizes), 2), groups, 2, 30, 9, 2)
+    flat = flat_of(batches, groups)
+    rng = np.random.default_rng(0)
+    team = rng.random(flat.n_candidates) + 0.5
+    factor = rng.random(sizes[3] + 1) + 0.5
+    chunks = np.array([0, 7, 20, flat.n_positions], dtype=np.int64)
+    win = flat.expert_candidates()
+    lev, scale_lev = flat.level(1), flat.level(3)
+    a = team.copy()
+    scale_teams(a, scale_lev, factor)
+    want = mm_pass(a, flat.pos_start, win, chunks, lev, sizes[1] + 1, lev, np.ones(1), False)
+    b = team.copy()
+    got = mm_pass(b, flat.pos_start, win, chunks, lev, sizes[1] + 1, scale_lev, factor, True)
+    assert np.array_equal(a, b) and got[0] == want[0] and np.array_equal(got[1], want[1])

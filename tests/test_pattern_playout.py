@@ -448,7 +448,7 @@ def test_train_light_writes_the_policy(games, tmp_path):  # noqa: F811
     policy = PatternPolicy.load(out / "policy.npz")
     again = PatternPolicy.from_checkpoint(out / "model.pt")
     assert np.array_equal(policy.pattern, again.pattern)
-    from gomove.train.checkpoint import load_checkpoint
+    from gomove.train.specs import load_checkpoint
 
     state = load_checkpoint(out / "model.pt")
     reg = state["extractor"].registry

@@ -18,7 +18,7 @@ from hydra.errors import ConfigCompositionException
 from synthetic import cfg_of, tiny
 
 from gomove.experiment import evaluate_checkpoint, run
-from gomove.train.checkpoint import load_checkpoint
+from gomove.train.specs import load_checkpoint
 
 
 @pytest.mark.parametrize("data", ["sample", "tygem"])

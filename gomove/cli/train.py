@@ -13,7 +13,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from gomove.experiment import run
-from gomove.train.config import register
+from gomove.train.specs import register
 
 register()
 

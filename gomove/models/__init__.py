@@ -1,39 +1,54 @@
 """Models: parameters and scoring of move-prediction models (no I/O, no logging).
 
-Names, as in ``cfg.model.name`` and checkpoints: ``mm`` (gomove.models.mm.BradleyTerry),
-``fbt`` and ``lfr`` (gomove.models.fbt.FactorizationBT: one scoring, two losses).
+``MoveModel`` is what the rest of the package asks of a model, whatever it is:
+the trainers and the evaluation score candidates through ``log_probs``,
+checkpoints save ``hparams`` and rebuild the model with ``from_state_dict``,
+gamma tables list ``level_strength`` and ``level_notes``, and a playout policy
+takes ``log_gammas``. Which model a name (``cfg.model.name``, a checkpoint's
+``model_name``) means is decided in one place, gomove.train.specs.MODELS.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, Self
 
 import torch
-
-from gomove.models.fbt import FactorizationBT
-from gomove.models.mm import BradleyTerry
 
 # A model's scoring as the trainers and the evaluation call it:
 # (feat LongTensor[B, M, G], mask BoolTensor[B, M]) -> log-probabilities Tensor[B, M].
 LogProbsFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
-MODEL_NAMES = ("mm", "fbt", "lfr")
 
+class MoveModel(Protocol):
+    """The interface of every model class (gomove.models.mm.BradleyTerry, fbt.FactorizationBT)."""
 
-def build_model(name: str, n_features: int, **kw: Any) -> torch.nn.Module:
-    """A fresh model of that name; ``kw`` go to its constructor (k, init_std, ... for fbt/lfr)."""
-    if name == "mm":
-        return BradleyTerry(n_features, **kw)
-    if name in ("fbt", "lfr"):
-        return FactorizationBT(n_features, **kw)
-    raise ValueError(f"unknown model {name!r}; available: {', '.join(MODEL_NAMES)}")
+    @property
+    def n_features(self) -> int: ...
 
+    def log_probs(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Log-probability of every candidate, -inf on padding. [B, M, G], [B, M] -> [B, M]."""
+        ...
 
-def model_from_state(name: str, state: dict[str, torch.Tensor]) -> torch.nn.Module:
-    """Rebuild a model of that name from its ``state_dict()`` (sizes read from the tensors)."""
-    if name == "mm":
-        return BradleyTerry.from_state_dict(state)
-    if name in ("fbt", "lfr"):
-        return FactorizationBT.from_state_dict(state)
-    raise ValueError(f"unknown model {name!r}; available: {', '.join(MODEL_NAMES)}")
+    def hparams(self) -> dict[str, Any]:
+        """Constructor arguments a checkpoint records (``model_args``) besides the sizes."""
+        ...
+
+    def level_strength(self) -> torch.Tensor:
+        """float64[F] on the CPU: each level's log-strength on its own (Coulom's log gamma,
+        FBT's w): the gamma table's column, and where a warm start begins."""
+        ...
+
+    def level_notes(self) -> dict[str, torch.Tensor]:
+        """Further per-level columns of the gamma table, {title: float64[F]} (may be empty)."""
+        ...
+
+    def log_gammas(self) -> torch.Tensor | None:
+        """float64[F] log gamma of every level when a candidate's strength is the product of
+        its levels' gammas (Coulom's model), which a pattern playout policy needs; else None."""
+        ...
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, torch.Tensor]) -> Self:
+        """Rebuild a model from ``state_dict()`` output (sizes read from the tensors)."""
+        ...

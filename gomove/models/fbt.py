@@ -41,6 +41,7 @@ against autograd of these).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -109,6 +110,23 @@ class FactorizationBT(nn.Module):
 
     def forward(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.log_probs(feat, mask)
+
+    def hparams(self) -> dict[str, Any]:
+        """The latent dimension k (gomove.models.MoveModel)."""
+        return {"k": self.k}
+
+    def level_strength(self) -> torch.Tensor:
+        """w of every level, float64[F] on the CPU: its strength alone, without team mates."""
+        return self.w.detach().cpu().double()
+
+    def level_notes(self) -> dict[str, torch.Tensor]:
+        """``|v|``, the norm of each level's interaction vector: how much its strength
+        depends on its team mates."""
+        return {"|v|": self.v.detach().cpu().double().norm(dim=1)}
+
+    def log_gammas(self) -> None:
+        """None: the interactions make a team's strength more than a product of gammas."""
+        return None
 
     def l2(self, lambda_w: float, lambda_v: float) -> torch.Tensor:
         """lambda_w/2 ||w||^2 + lambda_v/2 ||v||^2 (the none row is zero, so it adds nothing)."""

@@ -24,6 +24,7 @@ Terms (tensors are float64, indices are the global feature indices of
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -83,6 +84,21 @@ class BradleyTerry(nn.Module):
 
     def forward(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.log_probs(feat, mask)
+
+    def hparams(self) -> dict[str, Any]:
+        """Nothing beyond the number of features (gomove.models.MoveModel)."""
+        return {}
+
+    def level_strength(self) -> torch.Tensor:
+        """log gamma of every level, float64[F] on the CPU."""
+        return self.log_gamma.detach().cpu().double()
+
+    def level_notes(self) -> dict[str, torch.Tensor]:
+        return {}
+
+    def log_gammas(self) -> torch.Tensor:
+        """log gamma of every level: the model is a product of gammas (Coulom 2007, 2.1)."""
+        return self.level_strength()
 
     @classmethod
     def from_state_dict(cls, state: dict[str, torch.Tensor]) -> BradleyTerry:

@@ -20,7 +20,7 @@ from gomove.board.playout import run_playouts
 from gomove.features.light_gammas import LightGammas
 from gomove.play.pattern.playout import PatternPlayer
 from gomove.play.pattern.tables import PolicyTables, build_tables
-from gomove.train.checkpoint import load_checkpoint
+from gomove.train.specs import load_checkpoint
 
 
 @dataclass
@@ -33,10 +33,10 @@ class PatternPolicy(LightGammas):
     def from_checkpoint(cls, path: str | Path) -> PatternPolicy:
         """From a model.pt of ``train.py model=mm features=light``."""
         state = load_checkpoint(path)
-        model = state["module"]
-        if not hasattr(model, "log_gamma"):
+        log_gamma = state["module"].log_gammas()
+        if log_gamma is None:
             raise ValueError(f"{path}: a pattern policy needs an mm model's gammas")
-        return cls.from_gammas(state["extractor"].registry, model.log_gamma.numpy())
+        return cls.from_gammas(state["extractor"].registry, log_gamma.numpy())
 
     def tables(self) -> PolicyTables:
         """The arrays the playout kernels read, built once."""

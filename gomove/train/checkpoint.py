@@ -1,9 +1,11 @@
 """Checkpoints and the readable gamma table.
 
 A checkpoint holds everything needed to score new positions: the feature
-config, the registry, the harvested pattern table, the model's name
-(gomove.models.MODEL_NAMES), its hyperparameters (``model_args``: k for
-fbt/lfr, empty for mm) and its parameters (the state dict).
+config, the registry, the harvested pattern table, the model's name (a key of
+gomove.train.specs.MODELS), its hyperparameters (``model_args``, the model's
+``hparams()``: k for fbt/lfr, empty for mm) and its parameters (the state
+dict). ``read_checkpoint`` reads the file; gomove.train.specs.load_checkpoint
+also rebuilds the model, by the class its name stands for.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import PatternTable
 from gomove.features.registry import Registry
-from gomove.models import model_from_state
+from gomove.models import MoveModel
 
 CHECKPOINT_VERSION = 1
 PATTERN_GROUPS = ("shape", "pattern3x3")  # listed by their best and worst levels only
@@ -29,7 +31,7 @@ PATTERN_GROUPS = ("shape", "pattern3x3")  # listed by their best and worst level
 
 def save_checkpoint(
     path: str | Path,
-    model: torch.nn.Module,
+    model: MoveModel,
     ex: FeatureExtractor,
     cfg: DictConfig | dict,
     history: list[dict] | None = None,
@@ -40,7 +42,7 @@ def save_checkpoint(
         "version": CHECKPOINT_VERSION,
         "model_name": str(cfg["model"]["name"]),
         "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-        "model_args": {"k": int(model.k)} if hasattr(model, "k") else {},
+        "model_args": model.hparams(),
         "registry": ex.registry.to_dict(),
         "features": OmegaConf.to_container(OmegaConf.structured(ex.cfg)),
         "patterns": None if table is None else table.to_dict(),
@@ -50,9 +52,8 @@ def save_checkpoint(
     atomic_write(path, lambda f: torch.save(state, f))
 
 
-def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """The checkpoint dict, with ``extractor`` (FeatureExtractor) and ``module``
-    (the model, on CPU, gomove.models.model_from_state) rebuilt."""
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The checkpoint dict, with ``extractor`` (FeatureExtractor) rebuilt and checked."""
     state = torch.load(path, map_location="cpu", weights_only=False)
     if state.get("version") != CHECKPOINT_VERSION:
         raise ValueError(
@@ -67,37 +68,29 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             "from the saved one (feature code changed since it was trained)"
         )
     state["extractor"] = ex
-    state["module"] = model_from_state(state["model_name"], state["model"])
-    k = state.get("model_args", {}).get("k")
-    if k is not None and k != state["module"].k:
-        raise ValueError(f"{path}: model_args k = {k} but the saved v has k = {state['module'].k}")
     return state
 
 
 def write_gamma_table(
-    path: str | Path, model: torch.nn.Module, reg: Registry, top_shapes: int = 30
+    path: str | Path, model: MoveModel, reg: Registry, top_shapes: int = 30
 ) -> None:
     """Coulom's Table 1 as learned: gamma and Elo of every non-shape level, best/worst shapes.
 
-    An mm model's gamma is exp(log_gamma); an fbt/lfr model's is exp(w), the
-    level's strength alone, with a last column ``|v|``, the norm of its
-    interaction vector (how much its strength depends on its team mates).
-    Shapes are ordered by log-gamma (or w).
+    A level's gamma is exp of its ``level_strength()`` (an mm model's
+    log-gamma; an fbt/lfr model's w, the level's strength alone), followed by
+    the model's ``level_notes()`` columns (fbt/lfr: ``|v|``, the norm of its
+    interaction vector). Shapes are ordered by log-strength.
     """
-    if hasattr(model, "log_gamma"):
-        log_gamma = model.log_gamma.detach().cpu().double().numpy()
-        v_norm = None
-    else:
-        log_gamma = model.w.detach().cpu().double().numpy()
-        v_norm = model.v.detach().cpu().double().norm(dim=1).numpy()
-    extra = " |v| |" if v_norm is not None else ""
-    rule = "---|" if v_norm is not None else ""
+    log_gamma = model.level_strength().numpy()
+    notes = {title: a.numpy() for title, a in model.level_notes().items()}
+    extra = "".join(f" {title} |" for title in notes)
+    rule = "---|" * len(notes)
     lines = [f"| feature | level | gamma | Elo |{extra}", f"|---|---|---|---|{rule}"]
 
     def row(group: str, level: str, i: int) -> str:
         lg = log_gamma[i]
         cells = f"| {group} | {level} | {math.exp(lg):.3f} | {400 * lg / math.log(10):+.0f} |"
-        return cells + (f" {v_norm[i]:.3f} |" if v_norm is not None else "")
+        return cells + "".join(f" {a[i]:.3f} |" for a in notes.values())
 
     shapes = []  # pattern groups: shape, and light.py's pattern3x3
     for group, off in zip(reg.groups, reg.offsets, strict=True):

@@ -1,9 +1,11 @@
-"""Config schemas (Hydra ConfigStore): a typo in an override fails at once, clearly.
+"""Config schemas: a typo in an override fails at once, clearly.
 
-Groups mirror the code: ``data`` (gomove.data), ``features``
-(gomove.features.config.FeatureConfig), ``model`` (``ModelConfig``: MM,
-gomove.train.mm.MMConfig plus the model's name; FBT and LFR use
-gomove.train.sgd.SGDConfig itself, ``base_sgd``, its seed read from the top).
+Groups mirror the code: ``data`` (``DataConfig``), ``features``
+(gomove.features.config.FeatureConfig), ``model`` (one schema per model, a
+``ModelConfig``: ``MMConfig`` for mm, ``SGDConfig`` for fbt and lfr; which
+schema a model name uses is gomove.train.specs.MODELS, which also registers
+them all in Hydra's ConfigStore, ``register``). Every model group reads its
+``seed`` from the top level.
 
 Top-level ``k`` and ``sample`` exist so that ``python train.py model=fbt k=5
 sample=10`` works as written: configs/model/fbt.yaml sets ``k: ${k}`` and
@@ -16,11 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING, OmegaConf
+from omegaconf import MISSING
 
 from gomove.features.config import FeatureConfig
-from gomove.samples import sample_path
 
 
 @dataclass
@@ -46,13 +46,48 @@ class DataConfig:
 
 @dataclass
 class ModelConfig:
+    """What every model config group holds (gomove/configs/model/<name>.yaml).
+
+    name: the model, a key of gomove.train.specs.MODELS.
+    seed: seeds the model's training (the yaml reads the top-level ``seed``).
+    flat: train on the flat layout (gomove.train.flat.FlatData) with the model's
+        flat engine where it has one for the device (ModelSpec.flat_devices);
+        false, or another device: padded batches streamed from the shards.
+    """
+
+    name: str = MISSING
+    seed: int = 0
+    flat: bool = True
+
+    def validate(self) -> None:
+        """Raise ValueError on a bad combination of fields (before any data is read)."""
+
+
+MM_SCHEDULES = ("cyclic", "greedy")
+
+
+@dataclass
+class MMConfig(ModelConfig):
+    """Coulom's MM (gomove.train.mm): schedule and stopping rule.
+
+    max_iters: at most this many iterations (sweeps).
+    tol: stop once every group's last update gained less than tol log-posterior
+        per position, i.e. a whole sweep gained little.
+    schedule: "cyclic" or "greedy" (see gomove.train.mm).
+    seed: seeds torch at the start; MM itself is deterministic, so it only
+        matters for data iterables that draw random numbers.
+    flat: the flat layout and cached team strengths (~18 bytes per candidate,
+        ~10x faster than streaming the shards).
+    """
+
     name: str = "mm"
     max_iters: int = 30
     tol: float = 1e-3
     schedule: str = "cyclic"
-    # hold the training set flat in memory with cached team strengths (~24 bytes per
-    # candidate, ~10x faster); false streams padded batches from the shards instead
-    flat: bool = True
+
+    def validate(self) -> None:
+        if self.schedule not in MM_SCHEDULES:
+            raise ValueError(f"schedule must be 'cyclic' or 'greedy', not {self.schedule!r}")
 
 
 SCHEDULES = ("constant", "cosine", "step")
@@ -61,7 +96,7 @@ INITS = ("random", "mm")
 
 
 @dataclass
-class SGDConfig:
+class SGDConfig(ModelConfig):
     """FBT/LFR training. Defaults: chosen on the embedded sample (see README, "Models").
 
     name: "fbt" (softmax over all candidates) or "lfr" (pairwise, winner vs each other).
@@ -74,8 +109,8 @@ class SGDConfig:
     sample: 0 for the full gradient, S > 0 for the sampled gradient (fbt only).
     optimizer: "adam" or "sgd" (with ``momentum``, Nesterov when momentum > 0).
     seed: parameters, shuffling, sampling.
-    flat: read by run.py: hold the training set flat and train with the flat
-    engine (CPU only; false, or CUDA: padded batches and torch).
+    flat: the flat layout and the compiled engine (gomove.train.fbt_flat.FlatSGD,
+    CPU only; false, or CUDA: padded batches and torch).
     """
 
     name: str = "fbt"
@@ -95,8 +130,6 @@ class SGDConfig:
     sample: int = 0
     optimizer: str = "adam"
     momentum: float = 0.9
-    seed: int = 0
-    flat: bool = True
 
     def validate(self) -> None:
         if self.name not in ("fbt", "lfr"):
@@ -118,7 +151,7 @@ class SGDConfig:
 class Config:
     data: DataConfig = MISSING
     features: FeatureConfig = MISSING
-    # ModelConfig or gomove.train.sgd.SGDConfig, whichever the chosen model/*.yaml builds on
+    # the ModelConfig of the chosen model/*.yaml (its schema: gomove.train.specs.MODELS)
     model: Any = MISSING
     k: int = 10  # latent dimension of fbt / lfr (model.k reads it)
     sample: int = 0  # fbt's sampled gradient: 0 = full, else S (model.sample reads it)
@@ -127,19 +160,3 @@ class Config:
     progress: bool = True
     threads: int | None = None  # torch threads (None: torch's default)
     checkpoint: str | None = None  # gomove-evaluate checkpoint=PATH
-
-
-def _sample(name: str) -> str:
-    return sample_path(name)
-
-
-def register() -> None:
-    """Register the schemas and the ${sample:NAME} resolver (idempotent)."""
-    cs = ConfigStore.instance()
-    cs.store(name="base_config", node=Config)
-    cs.store(group="data", name="base_data", node=DataConfig)
-    cs.store(group="features", name="base_features", node=FeatureConfig)
-    cs.store(group="model", name="base_mm", node=ModelConfig)
-    cs.store(group="model", name="base_sgd", node=SGDConfig)
-    if not OmegaConf.has_resolver("sample"):
-        OmegaConf.register_new_resolver("sample", _sample)

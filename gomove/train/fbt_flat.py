@@ -1,9 +1,10 @@
-"""FBT / LFR training over flat candidates on the CPU: FlatPositions (data) and FlatSGD (steps).
+"""FBT / LFR training over the flat layout on the CPU: FlatSGD, the compiled SGD steps.
 
 The padded path (gomove.train.sgd over gomove.data.loader.BatchLoader) pads
-every batch to [B, M, G] and runs torch; here the training set is held flat,
-as gomove.train.flat.FlatTeams holds it for MM, and a step is two compiled
-loops (gomove.train.fbt_flat_kernels), no padding and no batch building:
+every batch to [B, M, G] and runs torch; here the training set is held flat
+(gomove.train.flat.FlatData, the layout MM's flat engines read too), and a
+step is two compiled loops (gomove.train.fbt_flat_kernels), no padding and no
+batch building:
 
 - ``batch_grad``: per position of the mini-batch, every candidate's team sum
   s (its members' rows of table [F, 1 + k], table = (w - ||v||^2 / 2, v) as in
@@ -27,127 +28,18 @@ model whatever the thread count (each kernel's sums run in a fixed order).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import numpy as np
 
-from gomove.data.dataset import Dataset
-from gomove.data.shards import level_dtype
-from gomove.features.registry import Registry
 from gomove.models.fbt import FactorizationBT
 from gomove.train import fbt_flat_kernels as kernels
 from gomove.train.config import SGDConfig
-from gomove.train.flat import FlatTeams, load_columns
-
-NARROW = 256  # groups of fewer levels are held as uint8
-
-
-class FlatPositions:
-    """Training positions held flat: levels by candidate and group, no padding (~10 bytes each).
-
-    lev8: uint8[C, G8], levw: uint16/int32[C, Gw], the groups of < 256 levels
-    and the others (registry order within each), a candidate's levels side by
-    side (a position in random order is one stream of memory, not G);
-    offs8, offsw: int64 registry offsets of those groups; pos_start:
-    int64[P + 1]; winner: int64[P], the expert's candidate within its
-    position; registry: for init "mm" (``teams``). min_features: the least
-    n_features a model needs for these levels (the kernels index unchecked).
-    """
-
-    def __init__(
-        self,
-        lev8: np.ndarray,
-        offs8: np.ndarray,
-        levw: np.ndarray,
-        offsw: np.ndarray,
-        pos_start: np.ndarray,
-        winner: np.ndarray,
-        registry: Registry | None = None,
-    ) -> None:
-        self.lev8, self.levw = lev8, levw
-        self.offs8 = np.asarray(offs8, dtype=np.int64)
-        self.offsw = np.asarray(offsw, dtype=np.int64)
-        self.pos_start = np.ascontiguousarray(pos_start, dtype=np.int64)
-        self.winner = np.ascontiguousarray(winner, dtype=np.int64)
-        self.registry = registry
-        self.n_positions = len(self.winner)
-        self.n_candidates = int(self.pos_start[-1])
-        counts = np.diff(self.pos_start)
-        if self.n_positions and (counts.min() < 1 or (self.winner >= counts).any()):
-            raise ValueError("every position needs a candidate and its winner among them")
-        self.max_cands = int(counts.max()) if self.n_positions else 1
-        for lev, offs in ((lev8, self.offs8), (levw, self.offsw)):
-            if lev.ndim != 2 or lev.shape[0] != self.n_candidates or not lev.flags.c_contiguous:
-                raise ValueError(f"levels: want C-contiguous [{self.n_candidates}, groups]")
-            if len(offs) != lev.shape[1] or (len(offs) and offs.min() < 1):
-                raise ValueError("want one offset >= 1 per group")
-        # the kernels index the table unchecked: every global index must be < n_features
-        tops = [
-            o + int(lev.max(initial=0))
-            for o, lev in zip([*self.offs8, *self.offsw], [*lev8.T, *levw.T], strict=True)
-        ]
-        self.min_features = max([1, *tops])
-
-    @classmethod
-    def from_levels(
-        cls,
-        levels: Sequence[np.ndarray],
-        offsets: Sequence[int],
-        sizes: Sequence[int],
-        pos_start: np.ndarray,
-        winner: np.ndarray,
-        registry: Registry | None = None,
-    ) -> FlatPositions:
-        """From one level array[C] per group (registry order), their offsets and sizes."""
-        c = len(levels[0]) if len(levels) else int(pos_start[-1])
-        lev8, levw, cols, order = _empty_levels(c, sizes)
-        for col, lv in zip(cols, levels, strict=True):
-            col[:] = lv
-        offs, n8 = [offsets[g] for g in order], lev8.shape[1]
-        return cls(lev8, offs[:n8], levw, offs[n8:], pos_start, winner, registry)
-
-    @classmethod
-    def from_dataset(cls, ds: Dataset, progress: bool = False) -> FlatPositions:
-        """A dataset's positions, read shard by shard straight into the [C, G] arrays."""
-        reg = ds.registry
-        lev8, levw, cols, order = _empty_levels(ds.n_candidates, [int(s) for s in reg.sizes])
-        _, pos_start, winner = load_columns(ds, out=cols, progress=progress)
-        offs, n8 = [int(reg.offsets[g]) for g in order], lev8.shape[1]
-        return cls(lev8, offs[:n8], levw, offs[n8:], pos_start, winner, reg)
-
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.lev8, self.levw, self.pos_start, self.winner))
-
-    def levels(self) -> list[np.ndarray]:
-        """One level array[C] per group, in registry (offset) order (strided views, no copy)."""
-        cols = [(o, lev) for o, lev in zip(self.offs8, self.lev8.T, strict=True)]
-        cols += [(o, lev) for o, lev in zip(self.offsw, self.levw.T, strict=True)]
-        return [lev for _, lev in sorted(cols, key=lambda r: int(r[0]))]
-
-    def teams(self) -> FlatTeams:
-        """The same positions as a FlatTeams, for MM (init "mm"); the levels are not copied."""
-        if self.registry is None:
-            raise ValueError("FlatPositions without a registry: cannot build FlatTeams")
-        return FlatTeams(self.levels(), self.pos_start, self.winner, self.registry)
-
-
-def _empty_levels(
-    n_candidates: int, sizes: Sequence[int]
-) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], list[int]]:
-    """lev8 [C, G8] and levw [C, Gw] (uninitialized) for groups of these sizes, each
-    group's column in them (registry order), and the groups in their column order."""
-    narrow = [g for g, s in enumerate(sizes) if s < NARROW]
-    wide = [g for g, s in enumerate(sizes) if s >= NARROW]
-    lev8 = np.empty((n_candidates, len(narrow)), dtype=np.uint8)
-    wide_dtype = level_dtype(max([sizes[g] for g in wide], default=0))
-    levw = np.empty((n_candidates, len(wide)), dtype=wide_dtype)
-    cols = {g: lev8[:, i] for i, g in enumerate(narrow)}
-    cols |= {g: levw[:, i] for i, g in enumerate(wide)}
-    return lev8, levw, [cols[g] for g in range(len(sizes))], narrow + wide
+from gomove.train.flat import FlatData
 
 
 class FlatSGD:
-    """SGD of a CPU FactorizationBT over FlatPositions as cfg says (name, sample, optimizer...).
+    """SGD of a CPU FactorizationBT over FlatData as cfg says (name, sample, optimizer...).
 
     Iterating gives one epoch of mini-batches (position ids, seeded order);
     ``step(pos, lr)`` trains on one, ``measure(pos)`` only evaluates; both
@@ -156,7 +48,7 @@ class FlatSGD:
     step (for the sampled gradient, the full softmax loss it estimates).
     """
 
-    def __init__(self, model: FactorizationBT, data: FlatPositions, cfg: SGDConfig) -> None:
+    def __init__(self, model: FactorizationBT, data: FlatData, cfg: SGDConfig) -> None:
         if model.w.device.type != "cpu":
             raise ValueError("the flat engine runs on the CPU; use padded batches on CUDA")
         if model.n_features < data.min_features:

@@ -1,9 +1,10 @@
-"""Numba kernels for MM passes over flat candidates on the CPU (see flat.py).
+"""Numba kernels for MM passes over the flat layout on the CPU (see mm_flat.py, flat.py).
 
 Team strengths are kept as products of gammas (``team[c]``), not logs: an
 update of one group multiplies each candidate by that group's gamma ratio,
 and a pass needs no exp at all. Positions are split into chunks handled in
 parallel, each with its own partial sums, added up at the end (float64).
+Level arrays may be strided (a column of flat.FlatData's [C, G] arrays).
 """
 
 from __future__ import annotations
@@ -29,11 +30,17 @@ def mm_pass(
     chunk_pos: np.ndarray,
     lev: np.ndarray,
     n_levels: int,
+    scale_lev: np.ndarray,
+    factor: np.ndarray,
+    scale: bool,
 ) -> tuple[float, np.ndarray]:
     """Log-likelihood and, per level of one group, sum of P(candidate) over its candidates.
 
     The MM denominator of level l is that sum divided by gamma_l (Coulom 2007, 2.5.3):
     sum_j C_ij / E_j = sum over candidates c with level l of P(c) / gamma_l.
+    With ``scale``, first team[c] *= factor[scale_lev[c]] as scale_teams does (the
+    last update's group, whose levels sit in the same rows as lev's): one pass
+    over the candidates instead of two, the same numbers.
     """
     n_chunks = chunk_pos.shape[0] - 1
     part = np.zeros((n_chunks, n_levels))
@@ -44,8 +51,14 @@ def mm_pass(
             lo = pos_start[p]
             hi = pos_start[p + 1]
             e = 0.0
-            for c in range(lo, hi):
-                e += team[c]
+            if scale:
+                for c in range(lo, hi):
+                    t = team[c] * factor[scale_lev[c]]
+                    team[c] = t
+                    e += t
+            else:
+                for c in range(lo, hi):
+                    e += team[c]
             inv = 1.0 / e
             acc += math.log(team[win_flat[p]] * inv)
             for c in range(lo, hi):

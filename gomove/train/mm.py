@@ -10,6 +10,10 @@ Terms:
 - iteration: one sweep over all groups ("cyclic") or as many updates as there
   are groups ("greedy": next update the group whose last update gained most,
   every group once first; Coulom 2007 mentions this option for his mm tool).
+- engine: what runs the passes, an ``MMPasses``: ``PaddedMM`` over padded
+  Batches (streamed, any device: the oracle), or gomove.train.mm_flat's
+  ``NumbaMM`` (CPU) and ``TorchMM`` (any device) over the flat layout, with
+  cached team strengths.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +32,7 @@ from tqdm.auto import tqdm
 from gomove.data.batch import Batch
 from gomove.features.registry import GroupSpan
 from gomove.models.mm import BradleyTerry, accumulate_stats, log_prior, mm_update
+from gomove.train.config import MMConfig
 from gomove.train.device import resolve_device
 from gomove.train.report import Validate, report_row
 
@@ -34,24 +40,6 @@ if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class MMConfig:
-    """MM schedule and stopping rule.
-
-    max_iters: at most this many iterations (sweeps).
-    tol: stop once every group's last update gained less than tol log-posterior
-        per position, i.e. a whole sweep gained little.
-    schedule: "cyclic" or "greedy" (see the module docstring).
-    seed: seeds torch at the start; MM itself is deterministic, so it only
-        matters for data iterables that draw random numbers.
-    """
-
-    max_iters: int = 30
-    tol: float = 1e-3
-    schedule: str = "cyclic"
-    seed: int = 0
 
 
 @dataclass
@@ -117,6 +105,35 @@ def collect_stats(
     return PassStats(wins, denom, float(log_lik), n)
 
 
+class MMPasses(ABC):
+    """An MM engine: passes over one fixed set of training positions."""
+
+    n_positions: int
+
+    @abstractmethod
+    def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
+        """MM statistics of the groups in columns and the log-likelihood, at log_gamma:
+        what ``collect_stats`` returns over the same positions."""
+
+
+class PaddedMM(MMPasses):
+    """Passes of ``collect_stats`` over a re-iterable of padded Batches, streamed once per
+    pass on ``device``; the first pass checks every batch against the contract."""
+
+    def __init__(
+        self, data: Iterable[Batch], device: torch.device, groups: Sequence[GroupSpan]
+    ) -> None:
+        self.data, self.device, self.groups = data, device, groups
+        self.n_positions = 0  # known after the first pass
+        self._checked = False
+
+    def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
+        check = None if self._checked else self.groups
+        stats = collect_stats(log_gamma, self.data, columns, self.device, check)
+        self._checked, self.n_positions = True, stats.n_positions
+        return stats
+
+
 def log_posterior(model: BradleyTerry, data: Iterable[Batch], device: torch.device) -> float:
     """log P(data | gamma) + log prior (Coulom 2007, 2.4), summed over positions."""
     stats = collect_stats(model.log_gamma, data, (), device)
@@ -124,7 +141,7 @@ def log_posterior(model: BradleyTerry, data: Iterable[Batch], device: torch.devi
 
 
 def train_mm(
-    data: Iterable[Batch],
+    data: Iterable[Batch] | MMPasses,
     n_features: int,
     groups: list[GroupSpan],
     cfg: MMConfig,
@@ -135,16 +152,15 @@ def train_mm(
 ) -> tuple[BradleyTerry, list[dict[str, Any]]]:
     """Fit gammas by MM from gamma = 1; return the model and one history row per iteration.
 
-    data: a re-iterable of Batches (streamed once per update), or a
-    gomove.train.flat.FlatTeams (in memory, cached strengths). groups: (name,
-    offset, size) of each column of feat. Row 0 of the history is the start
-    (gamma = 1); every row has iter, log_likelihood and log_posterior (per
-    position), seconds (of MM, validation excluded), the updates done and each
-    group's last gain, plus val_top1 and val_log_evidence when validate is
-    given. writer: an optional SummaryWriter getting the same scalars.
+    data: an MM engine (gomove.train.mm_flat over the flat layout), or a
+    re-iterable of Batches (streamed once per update, ``PaddedMM``). groups:
+    (name, offset, size) of each column of feat. Row 0 of the history is the
+    start (gamma = 1); every row has iter, log_likelihood and log_posterior
+    (per position), seconds (of MM, validation excluded), the updates done and
+    each group's last gain, plus val_top1 and val_log_evidence when validate
+    is given. writer: an optional SummaryWriter getting the same scalars.
     """
-    if cfg.schedule not in ("cyclic", "greedy"):
-        raise ValueError(f"schedule must be 'cyclic' or 'greedy', not {cfg.schedule!r}")
+    cfg.validate()
     torch.manual_seed(cfg.seed)
     device = resolve_device(device)
     active = [g for g, (_, _, size) in enumerate(groups) if size > 0]
@@ -155,17 +171,15 @@ def train_mm(
             raise ValueError(f"group {name!r} [{offset}, {offset + size}) not in [1, {n_features})")
     model = BradleyTerry(n_features).to(device)
     greedy = cfg.schedule == "greedy"
+    passes = data if isinstance(data, MMPasses) else PaddedMM(data, device, groups)
 
-    def collect(cols: Sequence[int], check: bool = False) -> PassStats:
-        # FlatTeams (gomove.train.flat) computes the same statistics from cached strengths
-        if hasattr(data, "collect"):
-            return data.collect(model.log_gamma, cols)
-        return collect_stats(model.log_gamma, data, cols, device, groups if check else None)
+    def collect(cols: Sequence[int]) -> PassStats:
+        return passes.collect(model.log_gamma, cols)
 
     all_cols = tuple(active)
 
     t0 = time.perf_counter()
-    stats = collect(all_cols if greedy else (active[0],), check=True)
+    stats = collect(all_cols if greedy else (active[0],))
     n = stats.n_positions
     if n == 0:
         raise ValueError("no training positions")

@@ -8,10 +8,12 @@ Terms:
   (sample = S > 0, the poster's approximate gradient) or ``lfr_loss`` (name =
   "lfr"); each is a mean over the batch's positions plus the full L2 term.
 - init: "random" (w = 0, v ~ N(0, init_std^2)); "mm" (w from ``mm_iters`` MM
-  iterations on the same training data, gomove.train.mm.train_mm); or
-  ``init_checkpoint``, a saved mm model (its log-gammas become w) or fbt/lfr
-  model (w and, when k matches, v).
-- engine: the data decides. gomove.train.fbt_flat.FlatPositions (what run.py
+  iterations on the same training data, gomove.train.mm.train_mm); or a
+  saved model (``init``, the model of ``init_checkpoint`` as
+  gomove.train.specs loads it): its level strengths become w (an mm model's
+  log-gammas, an fbt/lfr model's w) and, from an fbt/lfr model of the same
+  k, v too.
+- engine: the data decides. gomove.train.flat.FlatData (what the experiment
   builds when ``flat`` is true, on the CPU) trains by compiled loops over the
   flat candidates (gomove.train.fbt_flat.FlatSGD); a BatchLoader or a list of
   Batches by torch over padded batches, on any device. Both minimize the same
@@ -38,7 +40,8 @@ from tqdm.auto import tqdm
 
 from gomove.data.batch import Batch
 from gomove.data.loader import BatchLoader
-from gomove.features.registry import GroupSpan, Registry
+from gomove.features.registry import GroupSpan
+from gomove.models import MoveModel
 from gomove.models.fbt import (
     FactorizationBT,
     Loss,
@@ -47,11 +50,12 @@ from gomove.models.fbt import (
     lfr_loss,
     sampled_fbt_grad_loss,
 )
-from gomove.train.checkpoint import load_checkpoint
-from gomove.train.config import SGDConfig
+from gomove.train.config import MMConfig, SGDConfig
 from gomove.train.device import resolve_device
-from gomove.train.fbt_flat import FlatPositions, FlatSGD
-from gomove.train.mm import MMConfig, train_mm
+from gomove.train.fbt_flat import FlatSGD
+from gomove.train.flat import FlatData
+from gomove.train.mm import MMPasses, train_mm
+from gomove.train.mm_flat import NumbaMM
 from gomove.train.report import Validate, report_row
 
 if TYPE_CHECKING:
@@ -120,30 +124,30 @@ def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> tuple[Iterable[Batch], in
 def initial_model(
     cfg: SGDConfig,
     n_features: int,
-    data: Iterable[Batch],
+    data: Iterable[Batch] | MMPasses,
     device: torch.device,
     groups: list[GroupSpan] | None = None,
-    registry: Registry | None = None,
     progress: bool = True,
+    init: MoveModel | None = None,
 ) -> FactorizationBT:
-    """The starting model of cfg.init / cfg.init_checkpoint (module docstring), on ``device``."""
+    """The starting model of ``init`` or cfg.init (module docstring), on ``device``.
+
+    data: the training data for init "mm" (padded Batches or an MM engine).
+    """
     gen = torch.Generator().manual_seed(cfg.seed)
     model = FactorizationBT(n_features, cfg.k, cfg.init_std, generator=gen)
-    if cfg.init_checkpoint:
-        state = load_checkpoint(cfg.init_checkpoint)
-        if registry is not None and state["extractor"].registry != registry:
-            raise ValueError(f"{cfg.init_checkpoint}: its feature registry differs from the data's")
-        params = state["model"]
-        w = params["log_gamma"] if state["model_name"] == "mm" else params["w"]
+    if cfg.init_checkpoint and init is None:
+        raise ValueError(
+            "init_checkpoint: pass its model as init (gomove.train.specs.load_checkpoint)"
+        )
+    if init is not None:
+        w = init.level_strength()
         if w.shape[0] != n_features:
-            raise ValueError(
-                f"{cfg.init_checkpoint}: {w.shape[0]} features, the data has {n_features}"
-            )
+            raise ValueError(f"init: {w.shape[0]} features, the data has {n_features}")
         with torch.no_grad():
             model.w.copy_(w.to(model.w))
-            if "v" in params and params["v"].shape == model.v.shape:
-                model.v.copy_(params["v"].to(model.v))
-        log.info("init from %s (%s)", cfg.init_checkpoint, state["model_name"])
+            if isinstance(init, FactorizationBT) and init.v.shape == model.v.shape:
+                model.v.copy_(init.v.detach().to(model.v))
     elif cfg.init == "mm":
         if groups is None:
             if not isinstance(data, BatchLoader):
@@ -164,7 +168,7 @@ def initial_model(
 
 
 def train_sgd(
-    data: Iterable[Batch] | FlatPositions,
+    data: Iterable[Batch] | FlatData,
     n_features: int,
     cfg: SGDConfig,
     device: torch.device | str = "auto",
@@ -172,35 +176,34 @@ def train_sgd(
     writer: SummaryWriter | None = None,
     progress: bool = True,
     groups: list[GroupSpan] | None = None,
-    registry: Registry | None = None,
+    init: MoveModel | None = None,
 ) -> tuple[FactorizationBT, list[dict[str, Any]]]:
     """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
 
-    data: FlatPositions (the flat engine, CPU), a BatchLoader (re-made
-    shuffled, see ``shuffled``) or a list of Batches. Row 0 is the start (one
-    no-grad pass); every row has iter (the epoch), loss (the objective: mean
-    loss + L2, averaged over the epoch's batches as training went),
-    log_likelihood (mean log P(expert move) under the softmax, likewise),
-    seconds (training only, wall time), cpu_seconds (the process's CPU time:
-    on a shared machine, the cost without the waiting), lr (at the epoch's
-    end), and val_top1 / val_log_evidence when validate is given (report.Validate). writer gets
-    train/loss, train/log_likelihood, train/lr, val/top1, val/log_evidence
-    and time/seconds_per_epoch. groups / registry: only for init "mm" on a plain
-    list of batches / to check an init_checkpoint's features.
+    data: FlatData (the flat engine, CPU), a BatchLoader (re-made shuffled,
+    see ``shuffled``) or a list of Batches. Row 0 is the start (one no-grad
+    pass); every row has iter (the epoch), loss (the objective: mean loss +
+    L2, averaged over the epoch's batches as training went), log_likelihood
+    (mean log P(expert move) under the softmax, likewise), seconds (training
+    only, wall time), cpu_seconds (the process's CPU time: on a shared
+    machine, the cost without the waiting), lr (at the epoch's end), and
+    val_top1 / val_log_evidence when validate is given (report.Validate).
+    writer gets train/loss, train/log_likelihood, train/lr, val/top1,
+    val/log_evidence and time/seconds_per_epoch. groups: only for init "mm"
+    on a plain list of batches. init: the saved model to start from (module
+    docstring), required when cfg.init_checkpoint is set.
     """
     cfg.validate()
     device = resolve_device(device)
     torch.manual_seed(cfg.seed)
-    flat = isinstance(data, FlatPositions)
+    flat = isinstance(data, FlatData)
     if flat and device.type != "cpu":
         raise ValueError(f"the flat engine runs on the CPU, not {device}: give padded batches")
     init_data: Any = data
-    if flat and cfg.init == "mm" and not cfg.init_checkpoint:
-        init_data = data.teams()
-        if groups is None and data.registry is not None:
-            reg = data.registry
-            groups = reg.group_spans()
-    model = initial_model(cfg, n_features, init_data, device, groups, registry, progress)
+    if flat and cfg.init == "mm" and init is None:
+        init_data = NumbaMM(data)
+        groups = groups or data.group_spans()
+    model = initial_model(cfg, n_features, init_data, device, groups, progress, init)
     del init_data
     steps: FlatSGD | _PaddedSteps
     if flat:

@@ -1,0 +1,204 @@
+"""MM passes over the flat layout (gomove.train.flat.FlatData): a numba and a torch engine.
+
+Both keep every candidate's team strength for the log-gammas last seen (the
+cache): an MM update changes one group, so the next pass only applies that
+group's change (one gather per candidate) instead of re-summing all G groups.
+``collect(log_gamma, columns)`` returns exactly what gomove.train.mm.collect_stats
+returns over padded batches of the same positions, far cheaper (the tests
+check all three against each other).
+
+- ``NumbaMM`` (CPU): strengths as products of gammas, float64[C] (8 bytes per
+  candidate), compiled passes over chunks of positions in parallel
+  (gomove.train.flat_kernels); the change of an update rides on the next
+  pass (one read of the candidates per update).
+- ``TorchMM`` (any device, CUDA in practice): log-strengths, float64[C], and
+  the levels copied to the device (wide groups as int32, which torch indexes),
+  chunked torch ops.
+
+``flat_mm(data, device)`` picks the engine for a device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from gomove.train.flat import FlatData
+from gomove.train.flat_kernels import mm_pass, scale_teams
+from gomove.train.mm import MMPasses, PassStats
+
+
+class _CachedMM(MMPasses):
+    """What both engines share: the wins (fixed) and bringing the cache up to date."""
+
+    def __init__(self, data: FlatData) -> None:
+        self.data = data
+        self.offsets, self.sizes = data.offsets, data.sizes
+        self.n_positions = data.n_positions
+        self.win_flat = data.expert_candidates()
+        # wins never change: the levels of the expert moves
+        self.win_levels = [
+            torch.from_numpy(data.level(g)[self.win_flat].astype(np.int64))
+            for g in range(len(self.sizes))
+        ]
+        self._seen: torch.Tensor | None = None  # log_gamma the cached strengths reflect
+
+    def _table(self, log_gamma: torch.Tensor, g: int) -> torch.Tensor:
+        """log-gamma by level of group g, level 0 (absent) -> 0."""
+        o, s = self.offsets[g], self.sizes[g]
+        return torch.cat([log_gamma.new_zeros(1), log_gamma[o : o + s]])
+
+    def _wins(self, wins: torch.Tensor, g: int) -> None:
+        o, s = self.offsets[g], self.sizes[g]
+        wins[o : o + s] = torch.bincount(self.win_levels[g], minlength=s + 1)[1:].double()
+
+    def _changes(self, log_gamma: torch.Tensor) -> list[tuple[int, torch.Tensor]]:
+        """(g, delta) of every group g whose log-gammas changed since the strengths were
+        cached (all groups the first time), delta its change by level ([size + 1],
+        level 0: 0); log_gamma becomes the cached one."""
+        n_groups = len(self.sizes)
+        if self._seen is None:
+            changed: Sequence[int] = range(n_groups)
+            old = torch.zeros_like(log_gamma)
+        else:
+            old = self._seen
+            diff = log_gamma != old
+            changed = [
+                g
+                for g in range(n_groups)
+                if bool(diff[self.offsets[g] : self.offsets[g] + self.sizes[g]].any())
+            ]
+        self._seen = log_gamma.clone()
+        return [(g, self._table(log_gamma, g) - self._table(old, g)) for g in changed]
+
+
+class NumbaMM(_CachedMM):
+    """MM passes by compiled loops on the CPU; ``team[c]`` is candidate c's gamma product."""
+
+    def __init__(self, data: FlatData, chunk_positions: int = 2048) -> None:
+        super().__init__(data)
+        p = data.n_positions
+        # positions split into chunks summed in parallel, each in a fixed order
+        self.chunk_pos = np.unique(np.r_[np.arange(0, p, chunk_positions), p]).astype(np.int64)
+        self.team = np.ones(data.n_candidates, dtype=np.float64)
+
+    def nbytes(self) -> int:
+        """Memory of the engine's own arrays (the data's apart)."""
+        return self.team.nbytes + self.win_flat.nbytes
+
+    def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
+        log_gamma = log_gamma.cpu()
+        d = self.data
+        changes = self._changes(log_gamma)
+        # one changed group (an MM update): its change rides on the first pass
+        fused = changes.pop() if len(changes) == 1 else None
+        for g, delta in changes:
+            scale_teams(self.team, d.level(g), torch.exp(delta).numpy())
+        f = log_gamma.shape[0]
+        wins = torch.zeros(f, dtype=torch.float64)
+        denom = torch.zeros(f, dtype=torch.float64)
+        log_lik = None
+        for g in columns or [0]:
+            o, s = self.offsets[g], self.sizes[g]
+            # without a change to apply, the arguments only need the right types
+            scale_lev, factor = d.level(g), np.ones(1)
+            if fused is not None:
+                scale_lev, factor = d.level(fused[0]), torch.exp(fused[1]).numpy()
+            ll, part = mm_pass(
+                self.team,
+                d.pos_start,
+                self.win_flat,
+                self.chunk_pos,
+                d.level(g),
+                s + 1,
+                scale_lev,
+                factor,
+                fused is not None,
+            )
+            fused = None
+            log_lik = ll if log_lik is None else log_lik
+            if g in columns:
+                denom[o : o + s] = torch.from_numpy(part[1:]) * torch.exp(-log_gamma[o : o + s])
+                self._wins(wins, g)
+        return PassStats(wins, denom, float(log_lik), self.n_positions)
+
+
+class TorchMM(_CachedMM):
+    """MM passes by torch ops on ``device``, in chunks of ``chunk_positions`` positions."""
+
+    def __init__(
+        self, data: FlatData, device: torch.device | str = "cpu", chunk_positions: int = 16384
+    ) -> None:
+        super().__init__(data)
+        self.device = torch.device(device)
+        self.levels = [
+            torch.from_numpy(_indexable(data.level(g))).to(self.device)
+            for g in range(len(self.sizes))
+        ]
+        counts = np.diff(data.pos_start)
+        p = data.n_positions
+        self.pos = torch.from_numpy(np.repeat(np.arange(p, dtype=np.int32), counts)).to(self.device)
+        self.win_flat_t = torch.from_numpy(self.win_flat).to(self.device)
+        starts = data.pos_start
+        self.chunks = [
+            (
+                int(starts[lo]),
+                int(starts[min(lo + chunk_positions, p)]),
+                lo,
+                min(lo + chunk_positions, p),
+            )
+            for lo in range(0, p, chunk_positions)
+        ]
+        self.log_team = torch.zeros(data.n_candidates, dtype=torch.float64, device=self.device)
+
+    def nbytes(self) -> int:
+        """Memory of the engine's own tensors (the levels on the device included)."""
+        tensors = [*self.levels, self.pos, self.win_flat_t, self.log_team]
+        return sum(t.numel() * t.element_size() for t in tensors)
+
+    def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
+        log_gamma = log_gamma.to(self.device)
+        for g, delta in self._changes(log_gamma):
+            for lo, hi, _, _ in self.chunks:
+                self.log_team[lo:hi] += delta[self.levels[g][lo:hi].long()]
+        f = log_gamma.shape[0]
+        wins = torch.zeros(f, dtype=torch.float64, device=self.device)
+        denom = torch.zeros(f, dtype=torch.float64, device=self.device)
+        tables = {g: self._table(log_gamma, g) for g in columns}
+        part = {
+            g: torch.zeros(self.sizes[g] + 1, dtype=torch.float64, device=self.device)
+            for g in columns
+        }
+        log_lik = torch.zeros((), dtype=torch.float64, device=self.device)
+        with torch.no_grad():
+            for lo, hi, plo, phi in self.chunks:
+                lt = self.log_team[lo:hi]
+                pos = (self.pos[lo:hi] - plo).long()
+                shift = lt.max()
+                ex = torch.exp(lt - shift)
+                e = torch.zeros(phi - plo, dtype=torch.float64, device=self.device)
+                e.index_add_(0, pos, ex)
+                log_e = torch.log(e) + shift
+                log_lik += (self.log_team[self.win_flat_t[plo:phi]] - log_e).sum()
+                p = torch.exp(lt - log_e[pos])  # P(candidate)
+                for g in columns:
+                    lev = self.levels[g][lo:hi].long()
+                    part[g].index_add_(0, lev, p * torch.exp(-tables[g][lev]))
+        for g in columns:
+            o, s = self.offsets[g], self.sizes[g]
+            denom[o : o + s] = part[g][1:]
+            self._wins(wins, g)
+        return PassStats(wins, denom, float(log_lik), self.n_positions)
+
+
+def flat_mm(data: FlatData, device: torch.device | str = "cpu") -> NumbaMM | TorchMM:
+    """The MM engine over data for a device: compiled loops on the CPU, torch elsewhere."""
+    device = torch.device(device)
+    return NumbaMM(data) if device.type == "cpu" else TorchMM(data, device)
+
+
+def _indexable(levels: np.ndarray) -> np.ndarray:
+    """Torch indexes with uint8 or int32/int64 tensors, not uint16: widen those to int32."""
+    return levels.astype(np.int32) if levels.dtype == np.uint16 else levels

@@ -1,0 +1,206 @@
+"""The model registry: MODELS, one table of everything a model name stands for.
+
+Terms:
+- spec: a ``ModelSpec``: the name (``cfg.model.name``, a checkpoint's
+  ``model_name``), the schema of its config group (gomove.train.config,
+  registered in Hydra's ConfigStore as ``base_<name>`` by ``register``), the
+  model class (gomove.models.MoveModel: a saved model is rebuilt with its
+  ``from_state_dict``), its trainer (``fit``) and the devices on which it
+  trains on the flat layout.
+- fit(cfg, data, ctx): train a model of the spec from data, gomove.train.flat.FlatData
+  (the flat engine: MM's numba passes on the CPU and torch passes elsewhere,
+  FBT/LFR's compiled steps on the CPU) or a BatchLoader of padded batches
+  (torch, any device; the oracle the flat engines are tested against);
+  returns the model and one history row per iteration.
+
+Adding a model: its module in gomove/models (parameters and scoring, the
+MoveModel interface), its trainer in gomove/train, its schema in
+gomove.train.config, its gomove/configs/model/<name>.yaml (``defaults:
+[base_<name>]``) and one entry in MODELS.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+from hydra.core.config_store import ConfigStore
+from omegaconf import DictConfig, OmegaConf
+
+from gomove.data.batch import Batch
+from gomove.data.dataset import Dataset
+from gomove.data.loader import BatchLoader
+from gomove.features.config import FeatureConfig
+from gomove.features.registry import Registry
+from gomove.models import MoveModel
+from gomove.models.fbt import FactorizationBT
+from gomove.models.mm import BradleyTerry
+from gomove.samples import sample_path
+from gomove.train.checkpoint import read_checkpoint
+from gomove.train.config import Config, DataConfig, MMConfig, ModelConfig, SGDConfig
+from gomove.train.flat import FlatData
+from gomove.train.mm import train_mm
+from gomove.train.mm_flat import flat_mm
+from gomove.train.report import Validate
+from gomove.train.sgd import train_sgd
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
+
+log = logging.getLogger(__name__)
+
+TrainData = FlatData | Iterable[Batch]
+
+
+@dataclass(frozen=True)
+class TrainContext:
+    """What every trainer gets besides its config and data: the features, the device,
+    validation, TensorBoard and whether to show progress bars."""
+
+    registry: Registry
+    device: torch.device
+    validate: Validate | None = None
+    writer: SummaryWriter | None = None
+    progress: bool = True
+
+
+History = list[dict[str, Any]]
+Fit = Callable[[Any, TrainData, TrainContext], tuple[MoveModel, History]]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model name: config schema, model class, trainer, flat engine (module docstring).
+
+    flat_devices: the device types whose flat engine the trainer has (None: every
+    device); with ``flat`` on elsewhere, padded batches.
+    """
+
+    name: str
+    config: type[ModelConfig]
+    model: type[MoveModel]
+    fit: Fit
+    flat_devices: tuple[str, ...] | None
+
+    def trains_flat(self, cfg: ModelConfig, device: torch.device) -> bool:
+        """Whether a run of cfg on device trains on FlatData (else padded batches)."""
+        return cfg.flat and (self.flat_devices is None or device.type in self.flat_devices)
+
+    def train_data(
+        self,
+        cfg: ModelConfig,
+        ds: Dataset,
+        device: torch.device,
+        batch_size: int,
+        progress: bool = False,
+    ) -> FlatData | BatchLoader:
+        """What ``fit`` trains on: ds in the flat layout (``trains_flat``), loaded once,
+        or padded batches of batch_size positions, the shards kept in memory."""
+        if self.trains_flat(cfg, device):
+            data = FlatData.from_dataset(ds, progress=progress)
+            log.info("training set in memory: %.2f GB", data.nbytes() / 1e9)
+            return data
+        if cfg.flat:
+            log.info("model.flat: %s has no flat engine on %s; padded batches", self.name, device)
+        return BatchLoader(ds, batch_size=batch_size, in_memory=True)
+
+
+def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
+    """Coulom's MM (gomove.train.mm) over the flat engine of the device or padded batches."""
+    reg = ctx.registry
+    engine = flat_mm(data, ctx.device) if isinstance(data, FlatData) else data
+    return train_mm(
+        engine,
+        reg.n_features,
+        reg.group_spans(),
+        cfg,
+        device=ctx.device,
+        validate=ctx.validate,
+        writer=ctx.writer,
+        progress=ctx.progress,
+    )
+
+
+def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
+    """FBT or LFR by SGD (gomove.train.sgd), from cfg.init_checkpoint when set."""
+    init = None
+    if cfg.init_checkpoint:
+        state = load_checkpoint(cfg.init_checkpoint)
+        if state["extractor"].registry != ctx.registry:
+            raise ValueError(f"{cfg.init_checkpoint}: its feature registry differs from the data's")
+        init = state["module"]
+        log.info("init from %s (%s)", cfg.init_checkpoint, state["model_name"])
+    reg = ctx.registry
+    return train_sgd(
+        data,
+        reg.n_features,
+        cfg,
+        device=ctx.device,
+        validate=ctx.validate,
+        writer=ctx.writer,
+        progress=ctx.progress,
+        groups=reg.group_spans(),
+        init=init,
+    )
+
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        # Coulom 2007: one gamma per level, fitted by minorization-maximization
+        ModelSpec("mm", MMConfig, BradleyTerry, fit_mm, flat_devices=None),
+        # Xiao and Müller 2016: pairwise interactions of latent vectors, softmax loss, SGD
+        ModelSpec("fbt", SGDConfig, FactorizationBT, fit_sgd, flat_devices=("cpu",)),
+        # Wistuba and Schmidt-Thieme 2013: the same score, pairwise loss (FBT's baseline)
+        ModelSpec("lfr", SGDConfig, FactorizationBT, fit_sgd, flat_devices=("cpu",)),
+    )
+}
+
+
+def model_spec(name: str) -> ModelSpec:
+    """The spec of a model name; a clear error listing the known ones otherwise."""
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ValueError(f"unknown model {name!r}; known models: {', '.join(MODELS)}") from None
+
+
+def model_config(cfg: DictConfig) -> ModelConfig:
+    """cfg.model as its spec's schema, checked (a bad combination fails before any work)."""
+    spec = model_spec(cfg.model.name)
+    model_cfg = spec.config(**OmegaConf.to_container(cfg.model, resolve=True))
+    model_cfg.validate()
+    return model_cfg
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """A checkpoint (gomove.train.checkpoint.read_checkpoint) with ``module``, its model
+    rebuilt on the CPU by the class of its spec, its hparams checked against ``model_args``."""
+    state = read_checkpoint(path)
+    module = model_spec(state["model_name"]).model.from_state_dict(state["model"])
+    hparams = module.hparams()
+    for key, value in state.get("model_args", {}).items():
+        if hparams.get(key) != value:
+            raise ValueError(
+                f"{path}: model_args {key} = {value} but the saved parameters give "
+                f"{key} = {hparams.get(key)}"
+            )
+    state["module"] = module
+    return state
+
+
+def register() -> None:
+    """Register the config schemas, every model's from MODELS, and the ${sample:NAME}
+    resolver (idempotent)."""
+    cs = ConfigStore.instance()
+    cs.store(name="base_config", node=Config)
+    cs.store(group="data", name="base_data", node=DataConfig)
+    cs.store(group="features", name="base_features", node=FeatureConfig)
+    for spec in MODELS.values():
+        cs.store(group="model", name=f"base_{spec.name}", node=spec.config(name=spec.name))
+    if not OmegaConf.has_resolver("sample"):
+        OmegaConf.register_new_resolver("sample", sample_path)

@@ -1,0 +1,152 @@
+"""The model registry (gomove.train.specs.MODELS): one entry per model name.
+
+Invariants checked:
+- the table and gomove/configs/model/*.yaml name the same models, and every
+  spec's config group composes through Hydra into its schema (a typo fails);
+- every spec trains a tiny model through the table (train_data, fit) on the
+  flat layout and on padded batches, and its checkpoint round-trips: the
+  model rebuilt by load_checkpoint is of the spec's class, with bitwise the
+  same parameters, hyperparameters and scores;
+- ``model=<name>`` runs end to end through the table for every name;
+- an unknown model name fails clearly, listing the known ones: in the table,
+  in a config, in a checkpoint;
+- where each spec trains flat (flat_devices) and what the model interface
+  says (gamma-table columns, gammas for a playout policy).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from hydra.errors import ConfigCompositionException
+from synthetic import CONFIGS, cfg_of, tiny_overrides
+
+from gomove.data.loader import BatchLoader
+from gomove.experiment import run
+from gomove.models.fbt import FactorizationBT
+from gomove.models.mm import BradleyTerry
+from gomove.train.checkpoint import save_checkpoint, write_gamma_table
+from gomove.train.flat import FlatData
+from gomove.train.specs import (
+    MODELS,
+    TrainContext,
+    load_checkpoint,
+    model_config,
+    model_spec,
+)
+
+CPU = torch.device("cpu")
+# a tiny run of each model: 2 iterations / epochs
+SMALL = {
+    "mm": ["model.max_iters=2", "model.tol=0"],
+    "fbt": ["k=3", "model.epochs=2"],
+    "lfr": ["k=2", "model.epochs=2"],
+}
+
+
+def test_table_matches_the_config_group():
+    """Every spec has its yaml, every model yaml has its spec."""
+    yamls = {p.stem for p in (Path(CONFIGS) / "model").glob("*.yaml")}
+    assert yamls == set(MODELS)
+    assert set(SMALL) == set(MODELS)  # this test module knows every model
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_config_composes_into_the_schema(name):
+    """``model=<name>`` composes; model_config gives the spec's schema, checked; a
+    misspelt key fails at composition."""
+    cfg = cfg_of([f"model={name}", "seed=3"])
+    spec = model_spec(name)
+    assert cfg.model.name == name
+    model_cfg = model_config(cfg)
+    assert type(model_cfg) is spec.config
+    assert model_cfg.name == name and model_cfg.seed == 3 and model_cfg.flat
+    with pytest.raises(ConfigCompositionException, match="no_such_key"):
+        cfg_of([f"model={name}", "model.no_such_key=1"])
+
+
+@pytest.mark.parametrize("flat", [True, False])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_fit_through_the_table_and_round_trip(extracted, tmp_path, name, flat):
+    """spec.train_data + spec.fit train a tiny model (flat layout or padded batches);
+    save_checkpoint -> load_checkpoint rebuilds it exactly (class, parameters,
+    hparams, scores) and writes the same gamma table."""
+    ds, ex = extracted
+    spec = model_spec(name)
+    cfg = cfg_of([f"model={name}", f"model.flat={str(flat).lower()}", *SMALL[name]])
+    model_cfg = model_config(cfg)
+    data = spec.train_data(model_cfg, ds, CPU, batch_size=32)
+    assert isinstance(data, FlatData if flat else BatchLoader)
+    model, history = spec.fit(model_cfg, data, TrainContext(ds.registry, CPU, progress=False))
+    assert isinstance(model, spec.model) and len(history) == 3
+    path = tmp_path / "model.pt"
+    save_checkpoint(path, model, ex, cfg, history)
+    state = load_checkpoint(path)
+    module = state["module"]
+    assert type(module) is spec.model and state["model_name"] == name
+    assert state["model_args"] == module.hparams() == model.hparams()
+    saved, again = model.state_dict(), module.state_dict()
+    assert saved.keys() == again.keys()
+    assert all(torch.equal(saved[k], again[k]) for k in saved)
+    batch = next(iter(BatchLoader(ds, batch_size=16)))
+    with torch.no_grad():
+        torch.testing.assert_close(
+            module.log_probs(batch.feat, batch.mask),
+            model.log_probs(batch.feat, batch.mask),
+            rtol=0,
+            atol=0,
+        )
+    write_gamma_table(tmp_path / "a.md", model, ds.registry)
+    write_gamma_table(tmp_path / "b.md", module, ds.registry)
+    assert (tmp_path / "a.md").read_text() == (tmp_path / "b.md").read_text()
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_run_every_model(games, tmp_path, name):
+    """``train.py model=<name>`` trains and evaluates through the table."""
+    cfg = cfg_of([*tiny_overrides(games, tmp_path), f"model={name}", *SMALL[name]])
+    metrics = run(cfg, tmp_path / "run")
+    saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["model"] == saved["model"] == name
+    assert load_checkpoint(tmp_path / "run" / "model.pt")["model_name"] == name
+
+
+def test_unknown_model_fails_clearly(extracted, tmp_path):
+    """The table, a config and a checkpoint naming an unknown model all fail with a
+    message naming the known ones."""
+    known = "known models: mm, fbt, lfr"
+    with pytest.raises(ValueError, match=f"unknown model 'bar'; {known}"):
+        model_spec("bar")
+    with pytest.raises(ValueError, match=known):
+        model_config(cfg_of(["model.name=bar"]))
+    with pytest.raises(ValueError, match=known):
+        run(cfg_of(["model.name=bar", f"data.cache_dir={tmp_path}"]), tmp_path / "run")
+    with pytest.raises(ConfigCompositionException, match="(?s)model/bar.*fbt.*lfr.*mm"):
+        cfg_of(["model=bar"])
+    ds, ex = extracted
+    path = tmp_path / "m.pt"
+    save_checkpoint(path, BradleyTerry(ds.registry.n_features), ex, {"model": {"name": "bar"}})
+    with pytest.raises(ValueError, match=known):
+        load_checkpoint(path)
+
+
+def test_flat_devices_and_interface():
+    """mm trains flat on every device (numba on the CPU, torch elsewhere), fbt and lfr
+    on the CPU only; model.flat=false means padded batches everywhere. The models say
+    what their gamma tables and playout policies need."""
+    cuda = torch.device("cuda")
+    mm_cfg, fbt_cfg = (model_config(cfg_of([f"model={n}"])) for n in ("mm", "fbt"))
+    assert MODELS["mm"].trains_flat(mm_cfg, CPU) and MODELS["mm"].trains_flat(mm_cfg, cuda)
+    assert MODELS["fbt"].trains_flat(fbt_cfg, CPU) and not MODELS["fbt"].trains_flat(fbt_cfg, cuda)
+    fbt_cfg.flat = False
+    assert not MODELS["fbt"].trains_flat(fbt_cfg, CPU)
+    bt = BradleyTerry(5, torch.tensor([0.0, 1.0, -1.0, 0.5, 2.0], dtype=torch.float64))
+    assert bt.hparams() == {} and bt.level_notes() == {}
+    assert torch.equal(bt.log_gammas(), bt.log_gamma)
+    assert torch.equal(bt.level_strength(), bt.log_gamma)
+    fbt = FactorizationBT(5, 3, init_std=0.5, generator=torch.Generator().manual_seed(0))
+    assert fbt.hparams() == {"k": 3} and fbt.log_gammas() is None
+    assert torch.equal(fbt.level_notes()["|v|"], fbt.v.detach().double().norm(dim=1))

@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("experiment", ("gomove.experiment",)),
     ("play", ("gomove.play",)),
     ("benchmarks", ("gomove.benchmarks",)),
-    ("cli", ("gomove.cli",)),
+    ("cli", ("gomove.cli", "gomove.predict")),
 )
 LAYER_NAMES = [name for name, _ in LAYERS]
 

@@ -27,7 +27,8 @@ from gomove.board.playout import (
 )
 from gomove.board.replay import board_at
 from gomove.cli.ownership import main
-from gomove.play.ownership import ownership, plot_ownership, stones
+from gomove.play.boardplot import stones
+from gomove.play.ownership import ownership, plot_ownership
 from gomove.play.policy import PatternPolicy
 from gomove.reading.sgf import parse_game
 

@@ -59,8 +59,11 @@ def gtp_to_loc(vertex: str, size: int) -> int:
     v = vertex.strip().upper()
     if v == "PASS":
         return PASS
-    col = GTP_COLUMNS.index(v[0])
-    row = int(v[1:]) - 1
+    col = GTP_COLUMNS.find(v[:1]) if v else -1
+    digits = v[1:]
+    if col < 0 or not digits.isdigit() or len(digits) > 2:
+        raise ValueError(f"{vertex!r} is not a vertex (a letter A-T without I, then a row)")
+    row = int(digits) - 1
     if not (0 <= row < size and 0 <= col < size):
         raise ValueError(f"vertex {vertex!r} is off a {size}x{size} board")
     return to_loc(row, col, size)

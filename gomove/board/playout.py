@@ -16,7 +16,8 @@ Terms:
   rng, max_moves, moves_out)`` (the move loop; returns the moves played).
   ``Uniform`` is implemented here; layers above register their policies with
   ``numba.extending.overload`` (gomove.play.pattern), so the board layer never
-  imports them.
+  imports them. A search adds ``policy_play(policy, state, b, loc, color)``:
+  its tree moves, played with the state kept in step, before the playout.
 - eye (of color): an empty point whose 4 neighbours are all color or WALL, and
   whose diagonal points hold at most 1 opponent stone in the middle of the
   board and none when a diagonal is WALL (edge or corner): the classic
@@ -50,6 +51,7 @@ from gomove.board.board import (
     copy_board,
     is_legal_arrays,
     neighbours,
+    play,
     play_arrays,
 )
 from gomove.board.coords import PASS
@@ -269,6 +271,12 @@ def policy_moves(policy, state, b, color, rng, max_moves, moves_out):
     raise NotImplementedError("policy_moves is a numba hook: overload it for the policy's type")
 
 
+def policy_play(policy, state, b, loc, color):
+    """Hook: play the legal move loc (or PASS) for color on b, keeping state in step with b
+    (a search's tree moves before its playout); numba only."""
+    raise NotImplementedError("policy_play is a numba hook: overload it for the policy's type")
+
+
 def is_policy(policy, cls: type) -> bool:
     """For overloads of the hooks: is this numba type the NamedTuple class cls?"""
     return isinstance(policy, types.BaseNamedTuple) and policy.instance_class is cls
@@ -301,6 +309,17 @@ def _uniform_reset(policy, state):
 
         def impl(policy, state):
             pass  # policy_moves lists the empty points of the board it is given
+
+        return impl
+    return None
+
+
+@overload(policy_play, jit_options={"cache": True})
+def _uniform_play(policy, state, b, loc, color):
+    if is_policy(policy, Uniform):
+
+        def impl(policy, state, b, loc, color):
+            play(b, loc, color)
 
         return impl
     return None

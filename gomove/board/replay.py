@@ -26,6 +26,7 @@ from numba.extending import overload
 
 from gomove.board.board import (
     BLACK,
+    SIZE,
     TO_MOVE,
     WHITE,
     Board,
@@ -35,7 +36,7 @@ from gomove.board.board import (
     play,
     setup_stone,
 )
-from gomove.board.coords import PASS, move_to_loc, to_loc
+from gomove.board.coords import PASS, loc_to_gtp, move_to_loc, to_loc
 
 
 @dataclass(frozen=True)
@@ -143,3 +144,23 @@ def board_at(game, move: int | None = None) -> tuple[Board, int]:
     else:
         to_move = WHITE if n_moves and ga.colors[-1] == BLACK else BLACK
     return b, to_move
+
+
+def play_moves(b: Board, moves: list[tuple[int, int]], superko: bool = True) -> int:
+    """Play (color, loc) moves on b in order, each checked (ValueError naming the first
+    illegal one, b then holding the moves before it); returns the colour to move next."""
+    to_move = int(b.info[TO_MOVE])
+    size = int(b.info[SIZE])
+    for i, (color, loc) in enumerate(moves, 1):
+        if color not in (BLACK, WHITE):
+            raise ValueError(f"move {i}: colour must be BLACK or WHITE, not {color}")
+        if loc != PASS and not is_legal(b, loc, color):
+            raise ValueError(f"move {i}: {loc_to_gtp(loc, size)} is illegal for {_NAMES[color]}")
+        if superko and is_superko(b, loc, color):
+            raise ValueError(f"move {i}: {loc_to_gtp(loc, size)} repeats a position (superko)")
+        play(b, loc, color)
+        to_move = WHITE if color == BLACK else BLACK
+    return to_move
+
+
+_NAMES = {BLACK: "black", WHITE: "white"}

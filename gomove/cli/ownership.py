@@ -7,7 +7,6 @@ gomove-ownership ARCHIVE.zip --game 3 --move 150 --policy RUN/policy.npz
 from __future__ import annotations
 
 import argparse
-import itertools
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +14,7 @@ import numpy as np
 from gomove.board.replay import board_at
 from gomove.play.ownership import ownership, plot_ownership
 from gomove.play.policy import PatternPolicy
-from gomove.reading.games import ReadConfig, iter_games
-from gomove.reading.sgf import parse_game
+from gomove.reading.games import load_game
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -31,15 +29,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="ownership.png")
     args = ap.parse_args(argv)
     path = Path(args.sgf)
-    if path.suffix.lower() == ".sgf":
-        game = parse_game(path.read_bytes(), str(path))
-    else:  # an archive or folder: its game number --game
-        game = next(
-            itertools.islice(iter_games([str(path)], ReadConfig(superko=False)), args.game, None),
-            None,
-        )
-        if game is None:
-            raise SystemExit(f"{path}: fewer than {args.game + 1} readable games")
+    try:
+        game = load_game(path, args.game)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"gomove-ownership: {e}") from None
     board, to_move = board_at(game, args.move)
     komi = game.komi if args.komi is None else args.komi
     policy = PatternPolicy.load(args.policy) if args.policy else None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gomove.board.board import SIZE, Board
 from gomove.board.playout import default_max_moves
 from gomove.board.replay import game_arrays, replay, start_board
 from gomove.features.config import FeatureConfig
@@ -23,7 +24,7 @@ from gomove.features.light import LIGHT_GROUPS, light_level_names
 from gomove.features.light import pattern_levels as light_pattern_levels
 from gomove.features.mc_owner import level_names as mc_owner_level_names
 from gomove.features.patterns import make_templates
-from gomove.features.position import FeatureVisitor
+from gomove.features.position import FeatureVisitor, visit_position
 from gomove.features.registry import Group, Registry
 from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS
 
@@ -55,6 +56,7 @@ class FeatureExtractor:
         if self.table is not None:
             groups.append(Group("shape", self.table.level_names()))
         self.registry = Registry(groups)
+        self._position_visitors: dict[int, FeatureVisitor] = {}
 
     def shape_radius(self) -> np.ndarray:
         """int64[F]: the radius of each shape feature's pattern, 0 for other features."""
@@ -85,6 +87,38 @@ class FeatureExtractor:
             max_moves=default_max_moves(size),
         )
 
+    def _columns(self, v: FeatureVisitor, total: int) -> dict[str, np.ndarray]:
+        """{group: level per row} of the first total rows a visitor filled, by group name."""
+        cols = {
+            g: v.tac_out[:total, c]
+            for g, c in zip(self.cfg.tactical, self.tactical_cols, strict=True)
+        }
+        if self.cfg.light:
+            cols.update({g: v.light_out[:total, j] for j, g in enumerate(LIGHT_GROUPS)})
+        if self.cfg.mc_owner:
+            cols["mc_owner"] = v.owner_out[:total]
+        if self.table is not None:
+            cols["shape"] = v.shape_out[:total]
+        return cols
+
+    def position(self, board: Board, color: int) -> tuple[np.ndarray, np.ndarray]:
+        """One position's candidates and their feature levels, for prediction and search.
+
+        board (its TO_MOVE set to color, nothing else changed) with color to play.
+        Returns (locs int64[n], levels int64[n, G] in the registry's group order,
+        0 = absent); pass is the last candidate. The visitor is built once per size.
+        """
+        size = int(board.info[SIZE])
+        v = self._position_visitors.get(size)
+        if v is None:
+            v = self._position_visitors[size] = self.visitor(size, 1)
+        n = visit_position(v, board, int(color))
+        cols = self._columns(v, n)
+        levels = np.empty((n, len(self.registry.groups)), np.int64)
+        for g, name in enumerate(self.registry.group_names):
+            levels[:, g] = cols[name]
+        return v.cand_out[:n].astype(np.int64), levels
+
     def game(self, game) -> dict[str, np.ndarray]:
         """Every position of one game as compact arrays, from one replay.
 
@@ -98,18 +132,8 @@ class FeatureExtractor:
         kept = v.winner >= 0
         total = v.n_rows
         counts = np.diff(v.pos_start)[kept]
-        cols = {
-            g: v.tac_out[:total, c]
-            for g, c in zip(self.cfg.tactical, self.tactical_cols, strict=True)
-        }
-        if self.cfg.light:
-            cols.update({g: v.light_out[:total, j] for j, g in enumerate(LIGHT_GROUPS)})
-        if self.cfg.mc_owner:
-            cols["mc_owner"] = v.owner_out[:total]
-        if self.table is not None:
-            cols["shape"] = v.shape_out[:total]
         return {
-            "columns": cols,
+            "columns": self._columns(v, total),
             "cand": v.cand_out[:total].copy(),
             "n_cand": counts.astype(np.int32),
             "winner": v.winner[kept].astype(np.int16),

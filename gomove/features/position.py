@@ -188,6 +188,16 @@ def _visit_features(visitor, b, i, loc, color):
 
 
 @njit(cache=True)
+def visit_position(v: FeatureVisitor, b, color: int) -> int:
+    """Fill rows 0..n-1 for the position on b with color to move (b as it stands, its
+    TO_MOVE set to color): one visit as if pass were played, so every candidate is kept.
+    Returns n, the number of candidates (pass last)."""
+    v.total[0] = 0
+    visit(v, b, 0, PASS, color)
+    return v.total[0]
+
+
+@njit(cache=True)
 def _fill_rows(v: FeatureVisitor, b, color: int, cands: np.ndarray, n: int, start: int) -> None:
     """Write rows start..start + n - 1: candidate locs and the enabled groups' levels."""
     if v.tactical:

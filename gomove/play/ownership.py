@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gomove.board.board import BLACK, SIZE, WHITE, Board
-from gomove.board.coords import from_loc
+from gomove.board.board import BLACK, WHITE, Board
 from gomove.board.playout import run_playouts
+from gomove.play.boardplot import draw_board, new_figure, save_figure
 from gomove.play.policy import PatternPolicy
 
 
@@ -75,25 +75,10 @@ def ownership(
     )
 
 
-def stones(board: Board) -> np.ndarray:
-    """int8[size, size] of EMPTY/BLACK/WHITE in sgfmill (row, col) order."""
-    size = int(board.info[SIZE])
-    out = np.zeros((size, size), dtype=np.int8)
-    for loc in np.nonzero((board.color == BLACK) | (board.color == WHITE))[0]:
-        r, c = from_loc(int(loc), size)
-        out[r, c] = board.color[loc]
-    return out
-
-
 def plot_ownership(board: Board, own: OwnershipMap, path: str | Path, title: str = "") -> Path:
     """A PNG of the board with each point shaded by P(black) - P(white) and the stones drawn."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     size = own.size
-    fig, ax = plt.subplots(figsize=(7, 6.4))
+    fig, ax = new_figure()
     # +1: black surely owns it (dark), -1: white surely does (light)
     im = ax.imshow(
         own.black - own.white,
@@ -104,19 +89,7 @@ def plot_ownership(board: Board, own: OwnershipMap, path: str | Path, title: str
         extent=(-0.5, size - 0.5, -0.5, size - 0.5),
         alpha=0.85,
     )
-    for i in range(size):
-        ax.plot([0, size - 1], [i, i], color="k", lw=0.5, zorder=1)
-        ax.plot([i, i], [0, size - 1], color="k", lw=0.5, zorder=1)
-    grid = stones(board)
-    for color, face in ((BLACK, "black"), (WHITE, "white")):
-        rows, cols = np.nonzero(grid == color)
-        ax.scatter(cols, rows, s=(230 / size) ** 2, c=face, edgecolors="black", zorder=2)
-    letters = "ABCDEFGHJKLMNOPQRSTUVWXYZ"[:size]
-    ax.set_xticks(range(size), list(letters))
-    ax.set_yticks(range(size), [str(i + 1) for i in range(size)])
-    ax.set_xlim(-0.7, size - 0.3)
-    ax.set_ylim(-0.7, size - 0.3)
-    ax.set_aspect("equal")
+    draw_board(ax, board)
     side = "black" if own.to_move == BLACK else "white"
     ax.set_title(
         (title + "\n" if title else "")
@@ -125,8 +98,4 @@ def plot_ownership(board: Board, own: OwnershipMap, path: str | Path, title: str
         fontsize=9,
     )
     fig.colorbar(im, ax=ax, fraction=0.046, label="P(black owns) - P(white owns)")
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

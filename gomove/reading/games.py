@@ -16,6 +16,7 @@ Terms:
 from __future__ import annotations
 
 import glob
+import itertools
 import lzma
 import os
 import re
@@ -349,3 +350,18 @@ def _tar_records(path: Path) -> Iterator[tuple[str, bytes | GameError]]:
             except _READ_ERRORS as e:
                 data = GameError("read", source, None, str(e))
             yield source, data
+
+
+def load_game(path: PathLike, index: int = 0) -> Game:
+    """One game for the tools that look at a single game: an .sgf file, or game ``index``
+    (0-based, counting the games that read cleanly) of an archive or folder."""
+    path = Path(path)
+    if path.suffix.lower() == ".sgf" and path.is_file():
+        return parse_game(path.read_bytes(), str(path))
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    games = iter_games([str(path)], ReadConfig(superko=False))
+    game = next(itertools.islice(games, index, None), None)
+    if game is None:
+        raise GameError(f"{path}: fewer than {index + 1} readable games")
+    return game

@@ -18,7 +18,13 @@ from numba.extending import overload
 
 from gomove.board.board import KO, LAST, SIZE, Board, W, play_arrays
 from gomove.board.coords import PASS
-from gomove.board.playout import is_policy, policy_moves, policy_reset, policy_state
+from gomove.board.playout import (
+    is_policy,
+    policy_moves,
+    policy_play,
+    policy_reset,
+    policy_state,
+)
 from gomove.features.levels import last_string, new_atari_heads
 from gomove.play.pattern.check import check_gammas
 from gomove.play.pattern.draw import (
@@ -154,6 +160,22 @@ def _pattern_moves(policy, state, b, color, rng, max_moves, moves_out):
             return play_moves(
                 b, color, rng, max_moves, policy.tables, s, moves_out, policy.check, policy.errors
             )
+
+        return impl
+    return None
+
+
+@overload(policy_play, jit_options={"cache": True})
+def _pattern_play(policy, state, b, loc, color):
+    if is_policy(policy, PatternPlayer):
+
+        def impl(policy, state, b, loc, color):
+            s, _ = state
+            if loc == PASS:
+                bc, head, nxt, libs, nstones, bmark, info, zhash, hist = b
+                play_arrays(bc, head, nxt, libs, nstones, bmark, info, zhash, hist, PASS, color)
+            else:
+                play_and_update(b, loc, color, s, policy.tables)
 
         return impl
     return None

@@ -1,0 +1,78 @@
+"""SearchConfig: every switch of the search, so the match table can compare them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+PLAYOUTS = ("pattern", "uniform")
+PW_COUNTS = ("total", "promotion")
+
+
+@dataclass
+class SearchConfig:
+    """The search's settings (see gomove.play.search.kernels for their use).
+
+    playouts: "pattern" (the light policy of policy.npz) or "uniform".
+    pw: Coulom's progressive widening by the full model (model.pt); off: plain UCT,
+      a leaf expanded to every move once it has expand_at visits.
+    pw_count: the schedule counts a node's simulations in "total" or since its
+      "promotion" (the paper leaves it open).
+    pw_base, pw_growth: t(n+1) = t(n) + pw_base x pw_growth^n.
+    rave: AMAF values in the selection (Gelly and Silver), weight by rave_k.
+    c_uct: UCB1's exploration constant; fpu: the value of an unvisited child.
+    sims / seconds: the budget of one search (whichever ends first; None: unused).
+    resign: resign when the best move's win rate is below this (0: never), after
+      resign_min_sims simulations.
+    reuse: keep the subtree of the moves played between searches.
+    capacity: tree nodes (about 60 bytes each); chunk: simulations between clock reads.
+    """
+
+    playouts: str = "pattern"
+    pw: bool = True
+    pw_count: str = "total"
+    pw_base: float = 40.0
+    pw_growth: float = 1.4
+    rave: bool = True
+    rave_k: float = 1000.0
+    c_uct: float = 0.2
+    fpu: float = 1.1
+    expand_at: int = 2
+    sims: int | None = 5000
+    seconds: float | None = None
+    resign: float = 0.1
+    resign_min_sims: int = 1000
+    reuse: bool = True
+    capacity: int = 2_000_000
+    chunk: int = 256
+    seed: int = 0
+
+    def validate(self) -> None:
+        if self.playouts not in PLAYOUTS:
+            raise ValueError(f"playouts must be one of {PLAYOUTS}, not {self.playouts!r}")
+        if self.pw_count not in PW_COUNTS:
+            raise ValueError(f"pw_count must be one of {PW_COUNTS}, not {self.pw_count!r}")
+        if self.sims is None and self.seconds is None:
+            raise ValueError("give a budget: sims, seconds or both")
+        if self.sims is not None and self.sims < 1:
+            raise ValueError(f"sims must be >= 1, not {self.sims}")
+        if self.seconds is not None and self.seconds <= 0:
+            raise ValueError(f"seconds must be > 0, not {self.seconds}")
+        for name in ("c_uct", "pw_base", "rave_k", "chunk", "expand_at", "capacity"):
+            if getattr(self, name) is None or getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
+        if not 0 <= self.resign < 1:
+            raise ValueError(f"resign must be in [0, 1), not {self.resign}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SearchConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown search settings {sorted(unknown)}; known: {sorted(known)}")
+        cfg = cls(**d)
+        cfg.validate()
+        return cfg

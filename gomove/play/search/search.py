@@ -1,0 +1,285 @@
+"""Search: a Monte-Carlo tree search over real positions, budgets, tree reuse and analysis.
+
+Terms:
+- root: the position searched, a board with a colour to move and the number of
+  passes that ended the game record so far (two: the game is over).
+- promotion (progressive widening): the compiled loop stops at a leaf that has
+  earned the full model's ranking; ``Search`` ranks it with the Predictor and
+  resumes (gomove.play.search.kernels).
+- reuse: ``advance(loc)`` after each move played keeps the subtree below it;
+  a search of any other position starts a fresh tree.
+- result: the most visited root move (robust child), ``resign`` when its win
+  rate is below ``resign``; win rates are for the colour to move at the root.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gomove.board.board import BLACK, SIZE, WHITE, Board, copy_board, is_superko, legal_moves
+from gomove.board.coords import PASS, loc_to_gtp
+from gomove.board.playout import UNIFORM, default_max_moves, is_eye, new_rng, start_state
+from gomove.play.policy import PatternPolicy
+from gomove.play.predict import Predictor
+from gomove.play.search.config import SearchConfig
+from gomove.play.search.kernels import (
+    C_UCT,
+    EXPAND_AT,
+    FPU,
+    MAX_MOVES,
+    N_PARAMS,
+    PROMOTE_AT,
+    PW,
+    PW_SINCE_PROMOTION,
+    RAVE,
+    RAVE_K,
+    simulate,
+)
+from gomove.play.search.tree import (
+    N_NODES,
+    PENDING,
+    Tree,
+    add_children,
+    new_tree,
+    pw_schedule,
+    reset_tree,
+)
+
+RESIGN = "resign"
+
+
+@dataclass
+class MoveInfo:
+    """One root move as analysis shows it; winrate for the colour to move at the root."""
+
+    loc: int
+    visits: int
+    winrate: float
+    prior: float
+    rave_visits: float
+    pv: list[int]
+
+    def lcb(self) -> float:
+        """A lower confidence bound of the win rate (normal approximation, z = 1.96)."""
+        n = max(self.visits, 1)
+        return self.winrate - 1.96 * np.sqrt(max(self.winrate * (1 - self.winrate), 1e-9) / n)
+
+
+@dataclass
+class SearchResult:
+    move: int | str  # a loc, PASS, or RESIGN
+    winrate: float
+    sims: int
+    seconds: float
+    moves: list[MoveInfo] = field(default_factory=list)
+    ownership: np.ndarray | None = None  # float64[size, size]: P(black) - P(white), sgfmill order
+    tree_nodes: int = 0
+    promotions: int = 0
+
+
+class Search:
+    """MCTS with the pattern (or uniform) playouts and, when on, progressive widening."""
+
+    def __init__(
+        self,
+        cfg: SearchConfig,
+        policy: PatternPolicy | None = None,
+        predictor: Predictor | None = None,
+    ):
+        cfg.validate()
+        if cfg.playouts == "pattern" and policy is None:
+            raise ValueError("pattern playouts need a policy (policy.npz); or playouts=uniform")
+        if cfg.pw and predictor is None:
+            raise ValueError("progressive widening needs the full model (model.pt); or pw=false")
+        self.cfg = cfg
+        self.predictor = predictor
+        self.player = policy.player() if cfg.playouts == "pattern" else UNIFORM
+        self.tree: Tree = new_tree(cfg.capacity)
+        self.rng = new_rng(cfg.seed)
+        self.root = -1  # no tree yet
+        self.root_key: tuple[int, int, int] | None = None
+        self.schedule = pw_schedule(362, cfg.pw_base, cfg.pw_growth)
+
+    # the tree between searches
+
+    def clear(self) -> None:
+        self.root = -1
+        self.root_key = None
+
+    def advance(self, loc: int) -> None:
+        """The move loc was played from the root position: keep its subtree when there is one."""
+        t, r = self.tree, self.root
+        if r < 0 or not self.cfg.reuse or t.first[r] < 0:
+            self.clear()
+            return
+        f = int(t.first[r])
+        hit = np.nonzero(t.move[f : f + t.nchild[r]] == loc)[0]
+        if len(hit) == 0 or t.first[f + hit[0]] < 0:
+            self.clear()
+            return
+        self.root = int(f + hit[0])
+        t.parent[self.root] = -1
+        self.root_key = None  # checked against the next search's position
+
+    def _params(self, size: int) -> np.ndarray:
+        c = self.cfg
+        p = np.zeros(N_PARAMS, np.float64)
+        p[C_UCT] = c.c_uct
+        p[EXPAND_AT] = c.expand_at
+        p[PW] = float(c.pw)
+        p[PROMOTE_AT] = size * size
+        p[RAVE] = float(c.rave)
+        p[RAVE_K] = c.rave_k
+        p[MAX_MOVES] = default_max_moves(size)
+        p[PW_SINCE_PROMOTION] = float(c.pw_count == "promotion")
+        p[FPU] = c.fpu
+        return p
+
+    def _root_moves(self, board: Board, color: int) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The root's children: the model's candidates by probability (progressive
+        widening), else every superko-legal move that fills no own eye, and pass."""
+        if self.cfg.pw:
+            pred = self.predictor.predict(board, color)
+            order = pred.order()
+            return pred.locs[order], pred.probs[order], True
+        size = int(board.info[SIZE])
+        out = np.empty(size * size + 1, np.int64)
+        n = legal_moves(board, color, True, out)
+        locs = [int(x) for x in out[:n] if not is_eye(board, int(x), color)] + [PASS]
+        return np.array(locs, np.int64), np.full(len(locs), 1.0 / len(locs)), False
+
+    def _prepare_root(self, board: Board, color: int) -> None:
+        t = self.tree
+        key = (int(board.zhash[0]), int(color), int(board.info[SIZE]))
+        fresh = (
+            self.root < 0
+            or not self.cfg.reuse
+            or (self.root_key is not None and self.root_key != key)
+            or t.info[N_NODES] > 0.8 * t.capacity
+            or 3 - t.color[self.root] != color
+        )
+        if fresh:
+            self.root = reset_tree(t, 3 - color)
+        self.root_key = key
+        if t.first[self.root] < 0:
+            locs, priors, ranked = self._root_moves(board, color)
+            if not add_children(t, self.root, locs, priors, len(locs), ranked):
+                self.root = reset_tree(t, 3 - color)
+                add_children(t, self.root, locs, priors, len(locs), ranked)
+
+    # searching
+
+    def run(
+        self,
+        board: Board,
+        color: int,
+        komi: float,
+        passes: int = 0,
+        sims: int | None = None,
+        seconds: float | None = None,
+    ) -> SearchResult:
+        """Search the position (board unchanged) within the budget (default: the config's)."""
+        if color not in (BLACK, WHITE):
+            raise ValueError(f"color must be BLACK or WHITE, not {color}")
+        cfg = self.cfg
+        sims = cfg.sims if sims is None and seconds is None else sims
+        seconds = cfg.seconds if seconds is None and sims is None else seconds
+        size = int(board.info[SIZE])
+        start = time.perf_counter()
+        self._prepare_root(board, color)
+        t = self.tree
+        params = self._params(size)
+        state = start_state(self.player, board)
+        scratch = copy_board(board)
+        pending = copy_board(board)
+        owner_counts = np.zeros((3, size * size), np.int64)
+        done = 0
+        promotions = 0
+        while True:
+            if sims is not None and done >= sims:
+                break
+            if seconds is not None and time.perf_counter() - start >= seconds:
+                break
+            want = cfg.chunk if sims is None else min(cfg.chunk, sims - done)
+            done += simulate(
+                t, self.root, board, int(color), int(passes), float(komi), int(want), params,
+                self.schedule, self.player, state, scratch, self.rng, owner_counts, pending,
+            )  # fmt: skip
+            node = int(t.info[PENDING])
+            if node >= 0:
+                self._promote(node, pending)
+                promotions += 1
+        return self._result(
+            board, color, done, time.perf_counter() - start, owner_counts, promotions
+        )
+
+    def _promote(self, node: int, board: Board) -> None:
+        """Rank a pending leaf's moves by the full model and open them by the schedule."""
+        t = self.tree
+        color = 3 - int(t.color[node])
+        pred = self.predictor.predict(board, color)
+        order = pred.order()
+        add_children(t, node, pred.locs[order], pred.probs[order], len(order), True)
+        t.info[PENDING] = -1
+
+    def _pv(self, node: int, max_len: int = 20) -> list[int]:
+        t = self.tree
+        pv = [int(t.move[node])]
+        while len(pv) < max_len and t.first[node] >= 0:
+            f, k = int(t.first[node]), int(t.nchild[node])
+            visits = t.visits[f : f + k]
+            if visits.max() == 0:
+                break
+            node = f + int(np.argmax(visits))
+            pv.append(int(t.move[node]))
+        return pv
+
+    def root_moves(self) -> list[MoveInfo]:
+        """The root's visited moves, most visited first."""
+        t, r = self.tree, self.root
+        if r < 0 or t.first[r] < 0:
+            return []
+        f, k = int(t.first[r]), int(t.nchild[r])
+        out = []
+        for ch in range(f, f + k):
+            n = int(t.visits[ch])
+            if n == 0:
+                continue
+            out.append(MoveInfo(int(t.move[ch]), n, float(t.wins[ch] / n), float(t.prior[ch]),
+                                float(t.rave_n[ch]), self._pv(ch)))  # fmt: skip
+        out.sort(key=lambda m: (-m.visits, -m.winrate))
+        return out
+
+    def _result(self, board, color, done, seconds, owner_counts, promotions) -> SearchResult:
+        size = int(board.info[SIZE])
+        moves = self.root_moves()
+        total = owner_counts.sum(axis=0)
+        own = None
+        if total.max() > 0:
+            own = ((owner_counts[BLACK] - owner_counts[WHITE]) / np.maximum(total, 1)).reshape(
+                size, size
+            )
+        playable = [m for m in moves if m.loc == PASS or not is_superko(board, m.loc, color)]
+        if not playable:
+            move, winrate = PASS, 0.5
+        else:
+            best = playable[0]
+            move, winrate = best.loc, best.winrate
+            cfg = self.cfg
+            if (
+                cfg.resign > 0
+                and self.tree.visits[self.root] >= cfg.resign_min_sims
+                and winrate < cfg.resign
+            ):
+                move = RESIGN
+        return SearchResult(
+            move, winrate, done, seconds, moves, own, int(self.tree.info[N_NODES]), promotions
+        )
+
+
+def vertex(loc: int, size: int) -> str:
+    """GTP vertex of a loc ('pass' for PASS)."""
+    return "pass" if loc == PASS else loc_to_gtp(loc, size)

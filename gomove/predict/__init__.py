@@ -1,0 +1,1 @@
+"""``python -m gomove.predict``: the entry point of ``gomove predict`` (gomove/cli/predict.py)."""

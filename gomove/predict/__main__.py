@@ -1,0 +1,5 @@
+"""``python -m gomove.predict``: the same as ``gomove predict`` (gomove/cli/predict.py)."""
+
+from gomove.cli.predict import main
+
+main()

@@ -5,11 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 from gamegen import random_sgf
+from synthetic import cfg_of, tiny_overrides
 
 from gomove.data.dataset import Dataset, build_dataset, harvest_cached
+from gomove.experiment import run
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
+from gomove.models.mm import BradleyTerry
+from gomove.play.predict import Predictor
 from gomove.reading.games import ReadConfig
 
 
@@ -39,3 +44,38 @@ def games(tmp_path_factory) -> tuple[Path, Path]:
         for i in range(n):
             (root / part / f"g{i}.sgf").write_bytes(random_sgf(9, 60, seed=seed + i))
     return root / "train", root / "test"
+
+
+@pytest.fixture(scope="session")
+def capture_model():
+    """A Predictor whose model is hand-made: tactical features only, every capture level
+    with gamma e^4, everything else 1: the obvious capture must come first."""
+    ex = FeatureExtractor(FeatureConfig(shapes=False))
+    log_gamma = torch.zeros(ex.registry.n_features, dtype=torch.float64)
+    g = ex.registry.group_index("capture")
+    o, s = int(ex.registry.offsets[g]), int(ex.registry.sizes[g])
+    log_gamma[o : o + s] = 4.0
+    return Predictor(BradleyTerry(ex.registry.n_features, log_gamma), ex, name="capture")
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """model.pt of tiny mm and fbt runs and a policy.npz of a tiny features=light run,
+    on random 9x9 games (synthetic.tiny_overrides)."""
+    root = tmp_path_factory.mktemp("runs")
+    train, test = root / "train", root / "test"
+    for part, n, seed in ((train, 10, 0), (test, 3, 50)):
+        part.mkdir()
+        for i in range(n):
+            (part / f"g{i}.sgf").write_bytes(random_sgf(9, 60, seed=seed + i))
+    base = tiny_overrides((train, test), root)
+    out = {}
+    for name, extra in (
+        ("mm", ["model.max_iters=2"]),
+        ("fbt", ["model=fbt", "k=2", "model.epochs=1"]),
+        ("light", ["model.max_iters=2", "features=light"]),
+    ):
+        run(cfg_of([*base, *extra]), root / name)
+        out[name] = root / name / "model.pt"
+    out["policy"] = root / "light" / "policy.npz"
+    return out

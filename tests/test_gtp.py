@@ -1,0 +1,274 @@
+"""The GTP engine (gomove.play.gtp) and the match harness (gomove.play.match).
+
+- a transcript checked line by line: standard commands, malformed ones, undo
+  past the start, illegal moves, ids;
+- lz-analyze, lz-genmove_analyze and kata-analyze lines parsed back by a small
+  independent parser (field names, ranges, ownership count);
+- fuzz: thousands of random and malformed commands, each answered exactly once
+  with '=' or '?', the engine's board always the replay of its move list;
+- gomove-gtp as a process; gomove-match resumes and refs with final_score
+  (gomove against itself; against GNU Go when installed).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sgfmill import sgf
+
+from gomove.board.board import new_board, play
+from gomove.play.game import GameState
+from gomove.play.gtp.engine import GtpEngine
+from gomove.play.gtp.protocol import parse_command, preprocess
+from gomove.play.gtp.server import answer, serve
+from gomove.play.match import find_program, read_results, run_match, summary, wilson
+from gomove.play.policy import PatternPolicy
+from gomove.play.search.config import SearchConfig
+
+
+def engine(predictor=None, **kw) -> GtpEngine:
+    cfg = SearchConfig(playouts="pattern", pw=predictor is not None, sims=40, resign=0, **kw)
+    return GtpEngine(predictor, PatternPolicy.neutral(), cfg, owner_playouts=50)
+
+
+def transcript(e: GtpEngine, commands: str) -> list[str]:
+    out = io.StringIO()
+    serve(e, io.StringIO(commands), out)
+    return out.getvalue().split("\n")
+
+
+def test_transcript(capture_model):
+    e = engine(capture_model)
+    lines = transcript(e, "\n".join([
+        "protocol_version", "1 name", "# a comment", "", "2 boardsize 9", "komi 6.5",
+        "play b E5", "play w E5", "play black J9", "play x E5", "play b I5", "play b E99",
+        "play b", "boardsize 40", "komi abc", "3 undo", "undo", "undo", "frobnicate",
+        "known_command genmove", "known_command frobnicate", "play w pass", "genmove b",
+        "time_settings 60 5 1", "time_left w 30 0", "time_left q 30 0", "quit", "name",
+    ]) + "\n")  # fmt: skip
+    expected = [
+        "= 2", "", "=1 gomove", "", "=2", "", "=", "", "=", "",
+        "? illegal move", "", "=", "",
+        "? syntax error: a colour (b, w, black, white) is needed", "",
+        "? invalid coordinate", "", "? invalid coordinate", "", "? syntax error", "",
+        "? unacceptable size", "", "? syntax error", "", "=3", "", "=", "",
+        "? cannot undo", "", "? unknown command", "", "= true", "", "= false", "",
+        "=", "",
+    ]  # fmt: skip
+    assert lines[: len(expected)] == expected
+    genmove = lines[len(expected)]
+    assert re.fullmatch(r"= ([A-HJ][1-9]|pass|resign)", genmove), genmove
+    assert lines[len(expected) + 1 :] == [
+        "",
+        "=",
+        "",
+        "=",
+        "",
+        "? syntax error: a colour (b, w, black, white) is needed",
+        "",
+        "=",
+        "",
+        "",
+    ]  # fmt: skip  (nothing after quit)
+    assert e.quit
+
+
+def test_preprocess_and_parse():
+    assert preprocess("\tplay\x01 b\tC3 # note\r") == "play b C3"
+    assert parse_command("  ") is None and parse_command("# only") is None
+    assert parse_command("12 GenMove W") == ("12", "genmove", ["W"])
+    assert parse_command("7") == ("7", "", [])
+
+
+def parse_info(line: str) -> list[dict]:
+    """An independent reader of Leela Zero / KataGo info lines: [{key: value}] per move,
+    plus {'ownership': [...]} when present."""
+    tokens = line.split()
+    assert tokens[0] == "info", line
+    moves: list[dict] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t == "info":
+            moves.append({})
+            i += 1
+        elif t == "pv":
+            j = i + 1
+            while j < len(tokens) and tokens[j] not in ("info", "ownership"):
+                j += 1
+            moves[-1]["pv"] = tokens[i + 1 : j]
+            i = j
+        elif t == "ownership":
+            moves.append({"ownership": [float(x) for x in tokens[i + 1 :]]})
+            break
+        else:
+            moves[-1][t] = tokens[i + 1]
+            i += 2
+    return moves
+
+
+def test_lz_and_kata_analyze_lines_parse(capture_model):
+    e = engine(capture_model)
+    e.search_cfg.sims = 200
+    for cmd in ("boardsize 9", "play b E5", "play w C3"):
+        answer(e, cmd, lambda s: None, lambda: False)
+    out: list[str] = []
+    calls = iter(range(10))
+    answer(e, "lz-analyze b 5", out.append, lambda: next(calls) >= 3)
+    text = "".join(out).split("\n")
+    assert text[0] == "=" and text[-2:] == ["", ""]
+    infos = [x for x in text if x.startswith("info")]
+    assert len(infos) == 3
+    for line in infos:
+        moves = parse_info(line)
+        assert [int(m["order"]) for m in moves] == list(range(len(moves)))
+        for m in moves:
+            assert set(m) == {"move", "visits", "winrate", "prior", "lcb", "order", "pv"}
+            assert 0 <= int(m["winrate"]) <= 10000 and 0 <= int(m["prior"]) <= 10000
+            assert int(m["lcb"]) <= int(m["winrate"])
+            assert m["pv"][0] == m["move"] and int(m["visits"]) > 0
+        visits = [int(m["visits"]) for m in moves]
+        assert visits == sorted(visits, reverse=True)
+    out.clear()
+    calls = iter(range(10))
+    answer(e, "kata-analyze interval 5 ownership true", out.append, lambda: next(calls) >= 1)
+    line = [x for x in "".join(out).split("\n") if x.startswith("info")][0]
+    moves = parse_info(line)
+    own = moves[-1]["ownership"]
+    assert len(own) == 81 and all(-1 <= x <= 1 for x in own)
+    assert 0 <= float(moves[0]["winrate"]) <= 1
+    out.clear()
+    answer(e, "lz-genmove_analyze b 5", out.append, lambda: False)
+    text = "".join(out).split("\n")
+    assert text[0] == "=" and text[-3].startswith("play ") and text[-2:] == ["", ""]
+    assert all(x.startswith("info") for x in text[1:-3])
+    assert len(e.game.moves) == 3
+
+
+def test_gogui_analyze(capture_model):
+    e = engine(capture_model)
+    out: list[str] = []
+    for cmd in ("boardsize 9", "gogui-analyze_commands", "gomove-heatmap", "gomove-visits",
+                "genmove b", "gomove-visits", "gomove-ownership"):  # fmt: skip
+        answer(e, cmd, out.append, lambda: False)
+    commands, heat, no_visits, _, visits, own = out[1:]
+    assert "gfx/Move probabilities (model)/gomove-heatmap" in commands
+    assert heat.startswith("= \nINFLUENCE ") and "\nLABEL " in heat
+    assert no_visits.startswith("? no search yet")
+    assert "LABEL" in visits
+    values = [float(x) for x in own.split("INFLUENCE ")[1].split()[1::2]]
+    assert all(-1 <= v <= 1 for v in values)
+
+
+def random_command(rnd: random.Random) -> str:
+    names = ["play", "genmove", "undo", "boardsize", "komi", "clear_board", "showboard",
+             "final_score", "known_command", "time_settings", "time_left", "name",
+             "list_commands", "reg_genmove", "gomove-heatmap", "gomove-visits", "bogus",
+             "protocol_version", "", "lz-analyze"]  # fmt: skip
+    args = ["b", "w", "B", "white", "x", "A1", "E5", "J9", "T19", "pass", "PASS", "Z0", "I3",
+            "-1", "0", "9", "7", "19", "40", "6.5", "nan", "inf", "1e999", "\x00", "\t",
+            "é", "#", "99999999999999999999", "5 5", ""]  # fmt: skip
+    if rnd.random() < 0.1:
+        return "".join(chr(rnd.randrange(0, 300)) for _ in range(rnd.randrange(12)))
+    name = rnd.choice(names)
+    if rnd.random() < 0.1:
+        name = name.upper()
+    cid = f"{rnd.randrange(100)} " if rnd.random() < 0.2 else ""
+    return cid + " ".join([name] + [rnd.choice(args) for _ in range(rnd.randrange(4))])
+
+
+def test_fuzz_answers_every_command(capture_model):
+    rnd = random.Random(0)
+    e = engine(capture_model)
+    e.search_cfg.sims = 8
+    e.owner_playouts = 4
+    n_answers = 0
+    for _ in range(3000):
+        line = random_command(rnd)
+        out: list[str] = []
+        answer(e, line, out.append, lambda: True)
+        text = "".join(out)
+        if parse_command(line) is None:
+            assert text == ""
+            continue
+        n_answers += 1
+        assert text[0] in "=?" and text.endswith("\n\n") and text.count("\n\n") == 1, (line, text)
+        # the board is always the replay of the move list
+        g: GameState = e.game
+        ref = new_board(g.size)
+        for color, loc in g.moves:
+            play(ref, loc, color)
+        assert np.array_equal(ref.color, g.board.color), line
+        assert np.array_equal(ref.zhash, g.board.zhash)
+    assert n_answers > 2000
+
+
+def test_gtp_process(runs):
+    proc = subprocess.run(
+        [sys.executable, "-m", "gomove.cli.gtp", "--model", str(runs["mm"]), "--policy",
+         str(runs["policy"]), "--sims", "30"],
+        input="boardsize 9\nplay b E5\ngenmove w\nfinal_score\nquit\n",
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    blocks = proc.stdout.split("\n\n")
+    assert blocks[0] == "=" and blocks[1] == "="
+    assert re.fullmatch(r"= ([A-HJ][1-9]|pass|resign)", blocks[2])
+    assert re.fullmatch(r"= (B\+|W\+)[0-9.]+|= 0", blocks[3])
+
+
+def test_gtp_cli_errors(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "gomove.cli.gtp", "--model", str(tmp_path / "none.pt")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "gomove-gtp:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def gtp_cmd(runs, *extra) -> list[str]:
+    return [sys.executable, "-m", "gomove.cli.gtp", "--policy", str(runs["policy"]),
+            "--sims", "20", "--no-pw", *extra]  # fmt: skip
+
+
+def test_match_resumes(runs, tmp_path):
+    out = tmp_path / "m"
+    first = run_match(out, gtp_cmd(runs), gtp_cmd(runs, "--uniform"), 2, 5, 0.5)
+    assert [r.index for r in first] == [0, 1]
+    assert [r.gomove_color for r in first] == ["B", "W"]
+    for r in first:
+        game = sgf.Sgf_game.from_bytes((out / "games" / f"{r.index:04d}.sgf").read_bytes())
+        assert game.get_size() == 5 and len(game.get_main_sequence()) == len(r.moves) + 1
+        assert r.how in ("score", "resign", "max_moves", "illegal")
+    # an interrupted match: a cut last line and a missing game are played again, no more
+    lines = (out / "results.jsonl").read_text().splitlines()
+    (out / "results.jsonl").write_text(lines[0] + "\n" + lines[1][:20])
+    assert sorted(read_results(out)) == [0]
+    again = run_match(out, gtp_cmd(runs), gtp_cmd(runs, "--uniform"), 3, 5, 0.5)
+    assert [r.index for r in again] == [0, 1, 2]
+    assert again[0] == first[0]
+    s = summary(again)
+    assert s["games"] == 3 and 0 <= s["win_rate"] <= 1
+    assert json.loads((out / "match.json").read_text())["games"] == 3
+
+
+def test_wilson():
+    lo, hi = wilson(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-3) and hi == pytest.approx(0.5962, abs=1e-3)
+    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
+
+
+@pytest.mark.skipif(find_program("gnugo") is None, reason="GNU Go is not installed")
+def test_match_against_gnugo(runs, tmp_path):
+    gnugo = [find_program("gnugo"), "--mode", "gtp", "--level", "1", "--chinese-rules"]
+    results = run_match(tmp_path / "g", gtp_cmd(runs), gnugo, 2, 5, 0.5)
+    assert len(results) == 2
+    for r in results:
+        if r.how == "score":
+            assert r.referee_score[:2] in ("B+", "W+") or r.referee_score == "0"

@@ -1,0 +1,166 @@
+"""The search (gomove.play.search).
+
+- the progressive-widening schedule is Coulom's (t(0) = 0, t(n+1) = t(n) + 40 x
+  1.4^n) and a ranked root's visited moves are exactly the first open_count
+  moves of the model's order after each number of simulations;
+- the engine never plays an illegal move, against a random player and against
+  itself, checked by the game's own rules and by sgfmill's board;
+- the tree is reused: after advance(move) the root is that child, its visits kept;
+- search finds the capture that wins a small board; budgets and errors.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from sgfmill import boards
+
+from gomove.board.board import BLACK, WHITE, new_board
+from gomove.board.coords import PASS, from_loc, gtp_to_loc
+from gomove.board.replay import play_moves
+from gomove.cli.predict import parse_moves
+from gomove.play.game import GameState
+from gomove.play.policy import PatternPolicy
+from gomove.play.search.config import SearchConfig
+from gomove.play.search.search import RESIGN, Search
+from gomove.play.search.tree import open_count, pw_schedule
+
+
+def test_schedule_is_coulom():
+    t = pw_schedule(6)
+    assert np.allclose(t, [0, 40, 40 + 56, 40 + 56 + 78.4, 40 + 56 + 78.4 + 109.76,
+                           40 + 56 + 78.4 + 109.76 + 153.664])  # fmt: skip
+    # the n-th move opens when t(n-1) simulations have run
+    assert [open_count(t, s, 100) for s in (0, 39, 40, 95, 96, 174, 175)] == [1, 1, 2, 2, 3, 3, 4]
+    assert open_count(t, 10_000, 3) == 3  # never more than the children
+
+
+@pytest.mark.parametrize("sims", [1, 2, 40, 41, 97, 180, 300])
+def test_pw_opens_moves_on_schedule(capture_model, sims):
+    cfg = SearchConfig(playouts="uniform", pw=True, rave=False, sims=sims, resign=0)
+    s = Search(cfg, predictor=capture_model)
+    board = new_board(9)
+    s.run(board, BLACK, 7.5)
+    t, r = s.tree, s.root
+    f, k = int(t.first[r]), int(t.nchild[r])
+    visited = np.nonzero(t.visits[f : f + k] > 0)[0]
+    expected = open_count(s.schedule, sims - 1, k)
+    assert list(visited) == list(range(expected))
+    # children in the model's order
+    assert np.all(np.diff(t.prior[f : f + k]) <= 0)
+    assert t.visits[r] == sims
+
+
+def test_promotion_at_board_points(capture_model):
+    cfg = SearchConfig(playouts="uniform", pw=True, rave=False, sims=2000, resign=0)
+    s = Search(cfg, predictor=capture_model)
+    res = s.run(new_board(5), BLACK, 0.5)
+    t = s.tree
+    n = t.info[0]
+    ranked = np.nonzero(t.ranked[:n])[0]
+    assert res.promotions == len(ranked) - 1 > 0  # the root is ranked at once
+    for node in ranked[1:]:
+        assert t.visits[node] >= 25  # promoted at 5x5 = 25 simulations
+    unranked_leaves = [x for x in range(n) if t.first[x] < 0]
+    assert all(t.visits[x] <= 25 for x in unranked_leaves)
+
+
+def sgfmill_check(board: boards.Board, color: int, loc: int, size: int) -> None:
+    if loc == PASS:
+        return
+    r, c = from_loc(loc, size)
+    assert board.get(r, c) is None, "played on an occupied point"
+    board.play(r, c, "b" if color == BLACK else "w")
+
+
+@pytest.mark.parametrize("config", [
+    dict(playouts="uniform", pw=False, rave=False),
+    dict(playouts="pattern", pw=False, rave=True),
+    dict(playouts="pattern", pw=True, rave=True),
+])  # fmt: skip
+def test_never_illegal(capture_model, config):
+    size = 7
+    rnd = random.Random(1)
+    cfg = SearchConfig(sims=48, resign=0, seed=3, **config)
+    for game in range(3):
+        s = Search(cfg, PatternPolicy.neutral(), capture_model)
+        g = GameState(size=size, komi=7.5)
+        ref = boards.Board(size)
+        opponent = "random" if game < 2 else "self"
+        for ply in range(120):
+            if g.passes >= 2:
+                break
+            color = g.to_move
+            if opponent == "random" and color == WHITE:
+                legal = [x for x in range(g.board.color.shape[0])
+                         if g.board.color[x] == 0 and g.check(color, x) is None]  # fmt: skip
+                loc = rnd.choice(legal) if legal else PASS
+            else:
+                res = s.run(g.board, color, g.komi, g.passes)
+                assert res.move != RESIGN
+                loc = res.move
+                assert g.check(color, loc) is None, (game, ply, loc)
+            sgfmill_check(ref, color, loc, size)
+            g.play(color, loc)
+            s.advance(loc)
+            # our board and sgfmill's agree after captures
+            for r in range(size):
+                for c in range(size):
+                    ours = int(g.board.color[(r + 1) * (size + 2) + c + 1])
+                    theirs = {None: 0, "b": BLACK, "w": WHITE}[ref.get(r, c)]
+                    assert ours == theirs
+
+
+def test_tree_reuse(capture_model):
+    cfg = SearchConfig(playouts="uniform", pw=False, rave=False, sims=600, resign=0)
+    s = Search(cfg, predictor=capture_model)
+    g = GameState(size=9)
+    res = s.run(g.board, BLACK, 7.5)
+    best = res.moves[0]
+    t = s.tree
+    f = int(t.first[s.root])
+    child = f + int(np.nonzero(t.move[f : f + t.nchild[s.root]] == best.loc)[0][0])
+    kept = int(t.visits[child])
+    g.play(BLACK, best.loc)
+    s.advance(best.loc)
+    assert s.root == child and t.visits[s.root] == kept
+    s.run(g.board, WHITE, 7.5, sims=100)
+    assert t.visits[s.root] == kept + 100
+    # a different position: a fresh tree
+    s.advance(gtp_to_loc("A1", 9))
+    assert s.root == -1
+
+
+def test_search_captures_to_win(capture_model):
+    # 5x5: black to move can capture the white string on C3/C4 (last liberty D4)
+    board = new_board(5)
+    moves = [(c, gtp_to_loc(v, 5)) for c, v in parse_moves(
+        "B B3 W C3 B B4 W C4 B C5 W A1 B C2 W A2 B D3 W E1")]  # fmt: skip
+    color = play_moves(board, moves)
+    assert color == BLACK
+    s = Search(SearchConfig(playouts="uniform", pw=False, rave=True, sims=3000, resign=0))
+    res = s.run(board, BLACK, 0.5)
+    assert res.move == gtp_to_loc("D4", 5)
+    assert res.winrate > 0.6
+    assert res.ownership is not None and res.ownership.shape == (5, 5)
+
+
+def test_config_errors(capture_model):
+    with pytest.raises(ValueError, match="policy"):
+        Search(SearchConfig(playouts="pattern", pw=False))
+    with pytest.raises(ValueError, match="full model"):
+        Search(SearchConfig(playouts="uniform", pw=True))
+    with pytest.raises(ValueError, match="budget"):
+        SearchConfig(sims=None, seconds=None).validate()
+    with pytest.raises(ValueError, match="unknown"):
+        SearchConfig.from_dict({"simz": 3})
+    with pytest.raises(ValueError, match="playouts"):
+        SearchConfig(playouts="smart").validate()
+
+
+def test_seconds_budget():
+    s = Search(SearchConfig(playouts="uniform", pw=False, sims=None, seconds=0.3, resign=0))
+    res = s.run(new_board(9), BLACK, 7.5)
+    assert 0.25 <= res.seconds < 2.0 and res.sims > 0

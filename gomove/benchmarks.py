@@ -27,6 +27,9 @@ from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import harvest
 from gomove.play.policy import PatternPolicy
+from gomove.play.predict import Predictor
+from gomove.play.search.config import SearchConfig
+from gomove.play.search.search import Search
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.samples import sample_path
 from gomove.train.config import SGDConfig
@@ -406,6 +409,78 @@ def bench_mc_owner(games: list, n_playouts: int = 63) -> list[dict]:
     ]
 
 
+SEARCH_ROWS = {
+    "uniform": dict(playouts="uniform", pw=False),
+    "pattern": dict(playouts="pattern", pw=False),
+    "pattern+pw": dict(playouts="pattern", pw=True),
+}
+
+
+def bench_search(
+    games: list, policy_path: str | None, model_path: str | None, seconds: float = 2.0
+) -> list[dict]:
+    """Search simulations per second (CPU time) from the positions of bench_playout, each
+    configuration, next to the raw pattern-playout rate of the same position (the
+    tree must not be the bottleneck: target >= 80% of it on 19x19 with pattern playouts)."""
+    policy = PatternPolicy.load(policy_path) if policy_path else PatternPolicy.neutral()
+    predictor = Predictor.from_checkpoint(model_path) if model_path else None
+    out = []
+    for name, board, to_move in playout_positions(games):
+        size = int(board.info[SIZE])
+        policy.run_playouts(board, to_move, 7.5, 4, 0)
+        n = 2000 if size == 19 else 8000
+        c = time.process_time()
+        policy.run_playouts(board, to_move, 7.5, n, 1)
+        raw = n / max(time.process_time() - c, 1e-9)
+        for row, kw in SEARCH_ROWS.items():
+            if kw["pw"] and predictor is None:
+                continue
+            cfg = SearchConfig(sims=None, seconds=seconds, resign=0, **kw)
+            Search(cfg, policy, predictor).run(board, to_move, 7.5, sims=200)  # compile
+            search = Search(cfg, policy, predictor)
+            c = time.process_time()
+            res = search.run(board, to_move, 7.5)
+            rate = res.sims / max(time.process_time() - c, 1e-9)
+            record = {"bench": "search", "config": row, "position": name, "size": size,
+                      "sims_per_s": round(rate), "raw_pattern_playouts_per_s": round(raw),
+                      "ratio_to_raw_pattern": round(rate / raw, 3), "promotions": res.promotions,
+                      "tree_nodes": res.tree_nodes}  # fmt: skip
+            if row != "uniform" and size == 19:
+                record["target_ratio"] = 0.8
+                record["ok"] = rate >= 0.8 * raw
+            out.append(emit(record))
+    return out
+
+
+def bench_predict(games: list, model_path: str | None, n_positions: int = 300) -> list[dict]:
+    """Full-feature prediction of single positions (Predictor: extraction and scoring),
+    positions per second and microseconds each, on positions of real games."""
+    if model_path is None:
+        return [emit({"bench": "predict", "skipped": "needs --model RUN/model.pt"})]
+    predictor = Predictor.from_checkpoint(model_path)
+    positions = []
+    for g in games:
+        for move in range(10, len(g.moves), 25):
+            positions.append(board_at(g, move + 1))
+            if len(positions) >= n_positions:
+                break
+        if len(positions) >= n_positions:
+            break
+    predictor.predict(*positions[0])  # compile
+    c = time.process_time()
+    for board, color in positions:
+        predictor.extractor.position(board, color)
+    dt_extract = time.process_time() - c
+    c = time.process_time()
+    for board, color in positions:
+        predictor.predict(board, color)
+    dt = time.process_time() - c
+    n = len(positions)
+    return [emit({"bench": "predict", "model": model_path, "positions": n,
+                  "positions_per_s": round(n / dt, 1), "us_per_position": round(1e6 * dt / n),
+                  "us_extraction_per_position": round(1e6 * dt_extract / n)})]  # fmt: skip
+
+
 def run(
     which: list[str],
     games_path: str | None = None,
@@ -416,6 +491,7 @@ def run(
     cache_dir: str = "cache",
     owner_games: int = 5,
     policy_path: str | None = None,
+    model_path: str | None = None,
 ) -> list[dict]:
     path = games_path or default_games_path()
     emit({"bench": "setup", "data": path, "games": n_games})
@@ -435,5 +511,9 @@ def run(
         out += bench_pattern_playout(games, policy_path)
     if "mc-owner" in which:
         out += bench_mc_owner(games[:owner_games])
+    if "search" in which:
+        out += bench_search(games, policy_path, model_path)
+    if "predict" in which:
+        out += bench_predict(games, model_path)
     out.append(emit({"bench": "memory", "peak_rss_mb": round(peak_rss_mb())}))
     return out

@@ -1,6 +1,6 @@
 """``gomove-bench`` (``python bench.py``): benchmarks, JSON lines out.
 
-    gomove-bench [replay] [extract] [mm] [fbt] [playout] [mc-owner]
+    gomove-bench [replay] [extract] [mm] [fbt] [playout] [mc-owner] [search] [predict]
 
 Reads real games from ../shared/data when present, else the embedded sample.
 """
@@ -11,7 +11,7 @@ import argparse
 
 from gomove import benchmarks
 
-ALL = ("replay", "extract", "mm", "fbt", "playout", "mc-owner")
+ALL = ("replay", "extract", "mm", "fbt", "playout", "mc-owner", "search", "predict")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -25,8 +25,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--owner-games", type=int, default=5, help="games timed by `mc-owner`")
     p.add_argument("--cache-dir", default="cache", help="where `mm` and `fbt` keep their dataset")
     p.add_argument(
-        "--policy", help="policy.npz of `train.py features=light` for `playout` (default: gammas 1)"
+        "--policy",
+        help="policy.npz of `train.py features=light` for `playout`, `search` (default: gammas 1)",
     )
+    p.add_argument("--model", help="model.pt for `search` (progressive widening) and `predict`")
     a = p.parse_args(argv)
     unknown = set(a.which) - set(ALL)
     if unknown:
@@ -41,6 +43,7 @@ def main(argv: list[str] | None = None) -> None:
         a.cache_dir,
         owner_games=a.owner_games,
         policy_path=a.policy,
+        model_path=a.model,
     )
 
 

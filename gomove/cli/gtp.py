@@ -64,6 +64,8 @@ def add_engine_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="any SearchConfig field")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--gtp-version", help="what `version` answers (Lizzie wants Leela Zero's "
+                    ">= 0.15 before it sends lz-analyze: --gtp-version 0.17)")  # fmt: skip
 
 
 def build_engine(args: argparse.Namespace) -> GtpEngine:
@@ -77,8 +79,11 @@ def build_engine(args: argparse.Namespace) -> GtpEngine:
     cfg = search_config(args.set, base)
     predictor = Predictor.from_checkpoint(args.model) if args.model else None
     policy = PatternPolicy.load(args.policy) if args.policy else None
-    return GtpEngine(predictor, policy, cfg, mode=args.mode, temperature=args.temperature,
-                     seed=args.seed)  # fmt: skip
+    engine = GtpEngine(predictor, policy, cfg, mode=args.mode, temperature=args.temperature,
+                       seed=args.seed)  # fmt: skip
+    if args.gtp_version:
+        engine.commands["version"] = lambda a: args.gtp_version
+    return engine
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -10,6 +10,10 @@ Terms:
 - iteration: one sweep over all groups ("cyclic") or as many updates as there
   are groups ("greedy": next update the group whose last update gained most,
   every group once first; Coulom 2007 mentions this option for his mm tool).
+  A greedy update costs one pass too: the pass after updating g gathers the
+  statistics of the best other group, and only when g's new gain beats every
+  other group's (rare: gains shrink) does a second pass gather g's; the
+  history's ``passes`` counts them.
 - engine: what runs the passes, an ``MMPasses``: ``PaddedMM`` over padded
   Batches (streamed, any device: the oracle), or gomove.train.mm_flat's
   ``NumbaMM`` (CPU) and ``TorchMM`` (any device) over the flat layout, with
@@ -176,10 +180,10 @@ def train_mm(
     def collect(cols: Sequence[int]) -> PassStats:
         return passes.collect(model.log_gamma, cols)
 
-    all_cols = tuple(active)
+    extra_passes = 0  # greedy: passes beyond one per update (a wrong guess)
 
     t0 = time.perf_counter()
-    stats = collect(all_cols if greedy else (active[0],))
+    stats = collect((active[0],))  # both schedules start with the first group
     n = stats.n_positions
     if n == 0:
         raise ValueError("no training positions")
@@ -198,15 +202,23 @@ def train_mm(
             _, offset, size = groups[g]
             inner.set_postfix(group=groups[g][0])
             model.log_gamma = mm_update(model.log_gamma, stats.wins, stats.denom, offset, size)
-            # the next pass gathers what the next update needs and measures this one
-            cols = all_cols if greedy else (active[(u + 1) % len(active)],)
+            # the next pass gathers what the next update needs and measures this one;
+            # greedy: the next group is the best of the others unless g's new gain beats
+            # them all, which only this pass tells, so guess, and pass again if wrong
+            nxt = _choose(gains, [a for a in active if a != g] or [g]) if greedy else None
+            cols = (nxt,) if greedy else (active[(u + 1) % len(active)],)
             stats = collect(cols)
             new_lp = stats.log_likelihood + float(log_prior(model.log_gamma))
             gains[g] = (new_lp - lp) / n
             lp = new_lp
             updated.append(g)
+            if greedy and _choose(gains, active) != nxt:
+                stats = collect((_choose(gains, active),))
+                extra_passes += 1
         inner.close()
         row = _record(it, stats, lp, time.perf_counter() - t0, updated, gains, groups)
+        row["passes"] = len(updated) + extra_passes
+        extra_passes = 0
         history.append(row)
         _report(row, model, validate, writer)
         bar.set_postfix(ll=f"{row['log_likelihood']:.4f}", gain=f"{max(gains.values()):.2e}")

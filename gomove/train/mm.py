@@ -11,9 +11,9 @@ Terms:
   are groups ("greedy": next update the group whose last update gained most,
   every group once first; Coulom 2007 mentions this option for his mm tool).
   A greedy update costs one pass too: the pass after updating g gathers the
-  statistics of the best other group, and only when g's new gain beats every
-  other group's (rare: gains shrink) does a second pass gather g's; the
-  history's ``passes`` counts them.
+  statistics of the group likely chosen next (g again when its gains, which
+  shrink about geometrically, predict it still leads; ``_guess``), and only a
+  wrong guess costs a second pass; the history's ``passes`` counts them.
 - engine: what runs the passes, an ``MMPasses``: ``PaddedMM`` over padded
   Batches (streamed, any device: the oracle), or gomove.train.mm_flat's
   ``NumbaMM`` (CPU) and ``TorchMM`` (any device) over the flat layout, with
@@ -189,6 +189,7 @@ def train_mm(
         raise ValueError("no training positions")
     lp = stats.log_likelihood + float(log_prior(model.log_gamma))
     gains = {g: math.inf for g in active}
+    prev_gains = dict(gains)  # each group's gain before its last one (greedy's guess)
     history = [_record(0, stats, lp, time.perf_counter() - t0, [], gains, groups)]
     _report(history[-1], model, validate, writer)
 
@@ -205,11 +206,11 @@ def train_mm(
             # the next pass gathers what the next update needs and measures this one;
             # greedy: the next group is the best of the others unless g's new gain beats
             # them all, which only this pass tells, so guess, and pass again if wrong
-            nxt = _choose(gains, [a for a in active if a != g] or [g]) if greedy else None
+            nxt = _guess(gains, prev_gains, g, active) if greedy else None
             cols = (nxt,) if greedy else (active[(u + 1) % len(active)],)
             stats = collect(cols)
             new_lp = stats.log_likelihood + float(log_prior(model.log_gamma))
-            gains[g] = (new_lp - lp) / n
+            prev_gains[g], gains[g] = gains[g], (new_lp - lp) / n
             lp = new_lp
             updated.append(g)
             if greedy and _choose(gains, active) != nxt:
@@ -232,6 +233,19 @@ def train_mm(
 def _choose(gains: dict[int, float], active: list[int]) -> int:
     """Greedy schedule: the group whose last update gained most (never-updated first)."""
     return max(active, key=lambda g: gains[g])
+
+
+def _guess(
+    gains: dict[int, float], prev_gains: dict[int, float], g: int, active: list[int]
+) -> int:
+    """Greedy schedule: the group likely chosen after updating g, before g's new gain
+    is known: g's gains shrink about geometrically, so its next one is predicted as
+    last * (last / previous); every other group's gain is known."""
+    last, prev = gains[g], prev_gains[g]
+    pred = last * last / prev if math.isfinite(prev) and prev > 0 and last > 0 else last
+    if not math.isfinite(pred):
+        pred = -math.inf  # never updated twice yet: the others come first
+    return _choose(gains | {g: pred}, active)
 
 
 def _record(

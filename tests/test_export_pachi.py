@@ -45,7 +45,7 @@ from gomove.train.specs import load_checkpoint
 
 # Pachi's pattern/spatial.h: the index of every point of a d=10 pattern (y up).
 FIGURE = """
-               61
+                  61
             64 50 37 49 63
          54 40 30 21 29 39 53
       68 44 24 14 9  13 23 43 67
@@ -55,7 +55,7 @@ FIGURE = """
       70 46 26 16 10 15 25 45 69
          56 42 32 22 31 41 55
             66 52 38 51 65
-                   62
+                  62
 """
 
 # The first lines of Pachi's stock patterns_mm.spat (spatial_dict_writeinfo).
@@ -191,7 +191,7 @@ def test_point_order_is_pachis_figure():
     flat = [p for pts in point_order(10) for p in pts]
     assert flat == [pos[i] for i in range(73)]
     assert point_order(10)[0] == [] and point_order(10)[1] == [(0, 0)]
-    assert all(gridcular(x, y) == d for d, pts in enumerate(point_order(10)) for x, y in pts if d)
+    assert all(gridcular(x, y) == d for d, pts in enumerate(point_order(10)) for x, y in pts if d > 1)
 
 
 def test_header_is_the_one_pachi_writes():
@@ -273,7 +273,10 @@ def test_exported_files_parse_with_pachis_grammar(shape_run, tmp_path, with_base
     gam = read_gamma(tmp_path / "out" / "patterns_mm.gamma")
     state = load_checkpoint(shape_run / "model.pt")
     table = state["extractor"].table
-    assert len(spat) == len(table)
+    placeholders = [e for e in spat if set(e[2][1:]) == {"#"}]
+    assert len(spat) == len(table) + len(placeholders)
+    assert {e[1] for e in spat} == set(range(3, 11))  # Pachi needs every distance
+    assert sorted(e[1] for e in placeholders) == [7, 8, 9, 10]  # the run's radii: 3..6
     want = {f"{f}:{p}" for f, payloads in PACHI_FEATURES for p in payloads}
     for d in range(3, 11):
         want |= {f"s{d}:{n}" for n in range(sum(1 for e in spat if e[1] == d))}

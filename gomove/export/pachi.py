@@ -17,7 +17,9 @@ Terms (Pachi's ``pattern/spatial.[ch]``, ``pattern/pattern.[ch]``, ``pattern/pro
 - gamma file (``.gamma``): ``GAMMA (feature:payload)`` lines, one per
   feature and payload; every payload Pachi knows needs one (it dies
   otherwise). Spatial payloads are ``s<D>:<n>``, n the pattern's rank among
-  the dictionary's patterns of distance D.
+  the dictionary's patterns of distance D. Pachi needs at least one pattern
+  of every distance 3..10: a distance gomove kept none of gets a placeholder
+  no board can show (``placeholder``), gamma 1.
 
 Shapes. gomove scores a candidate by the gamma of its largest harvested
 pattern; Pachi (``spat_largest`` off, its default) multiplies the gammas of
@@ -219,6 +221,30 @@ def spatial_entries(table: PatternTable) -> list[SpatialEntry]:
     return out
 
 
+def placeholder(dist: int) -> str:
+    """A configuration no board shows (the empty centre and every other point off the
+    board) for a distance without patterns: Pachi needs one of each distance 3..10."""
+    n = sum(len(p) for p in point_order(dist))
+    return "." + "#" * (n - 1)
+
+
+def with_placeholders(
+    entries: list[SpatialEntry], gammas: np.ndarray
+) -> tuple[list[SpatialEntry], list[float]]:
+    """entries and their gammas, a placeholder (gamma 1) added for every distance 3..10
+    without a pattern, indices renumbered in distance order."""
+    rows = [(e.dist, e.stones, float(gammas[e.pattern]), e.pattern) for e in entries]
+    have = {e.dist for e in entries}
+    rows += [(d, placeholder(d), 1.0, -1) for d in range(3, MAX_DIST + 1) if d not in have]
+    rows.sort(key=lambda r: r[0])  # stable: the table's order within a distance
+    out, per_dist = [], {}
+    for i, (d, stones, _, pattern) in enumerate(rows):
+        rank = per_dist.get(d, 0)
+        per_dist[d] = rank + 1
+        out.append(SpatialEntry(i + 1, d, stones, rank, pattern))
+    return out, [r[2] for r in rows]
+
+
 def inner_patterns(table: PatternTable) -> np.ndarray:
     """int64[P]: for each pattern, the largest kept pattern inside it (its stones at
     a smaller radius), -1 for none."""
@@ -314,18 +340,19 @@ def write_pachi(
     off, size = int(reg.offsets[g]), int(reg.sizes[g])
     if size != len(table):
         raise ValueError(f"the registry has {size} shapes, the pattern table {len(table)}")
-    entries = spatial_entries(table)
     spat_g = spatial_gammas(table, np.asarray(log_gamma)[off : off + size])
+    entries, gammas = with_placeholders(spatial_entries(table), spat_g)
     base = None if base_gamma is None else read_gamma_file(base_gamma)
     tac, source = tactical_gammas(reg, np.asarray(log_gamma), base)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     spat = spat_header() + [f"{e.index} {e.dist} {e.stones}" for e in entries]
     atomic_write_text(out / "patterns_mm.spat", "\n".join(spat) + "\n")
-    lines = gamma_lines(tac, ((e, float(spat_g[e.pattern])) for e in entries))
+    lines = gamma_lines(tac, zip(entries, gammas, strict=True))
     atomic_write_text(out / "patterns_mm.gamma", "\n".join(lines) + "\n")
     return {
-        "patterns": len(entries),
+        "patterns": len(table),
+        "placeholders": len(entries) - len(table),
         "per_dist": {int(r): int(np.sum(table.radius == r)) for r in np.unique(table.radius)},
         "sources": source,
     }

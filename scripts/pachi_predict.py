@@ -46,7 +46,7 @@ def gtp_games(games: str, n: int) -> tuple[str, int, int]:
 
 
 def predict(pachi: Path, patterns: Path, stream: str, work: Path) -> dict[str, object]:
-    """Run ``pachi -d 0 -e pattern threads=1`` on stream in work/ with the pattern files of patterns."""
+    """Run ``pachi -d 0 -e pattern threads=1`` on stream in work/ with patterns' files."""
     work.mkdir(parents=True, exist_ok=True)
     for name in PATTERN_FILES:
         src = patterns / name

@@ -191,7 +191,8 @@ def test_point_order_is_pachis_figure():
     flat = [p for pts in point_order(10) for p in pts]
     assert flat == [pos[i] for i in range(73)]
     assert point_order(10)[0] == [] and point_order(10)[1] == [(0, 0)]
-    assert all(gridcular(x, y) == d for d, pts in enumerate(point_order(10)) for x, y in pts if d > 1)
+    order = point_order(10)
+    assert all(gridcular(x, y) == d for d, pts in enumerate(order) for x, y in pts if d > 1)
 
 
 def test_header_is_the_one_pachi_writes():

@@ -235,9 +235,7 @@ def _choose(gains: dict[int, float], active: list[int]) -> int:
     return max(active, key=lambda g: gains[g])
 
 
-def _guess(
-    gains: dict[int, float], prev_gains: dict[int, float], g: int, active: list[int]
-) -> int:
+def _guess(gains: dict[int, float], prev_gains: dict[int, float], g: int, active: list[int]) -> int:
     """Greedy schedule: the group likely chosen after updating g, before g's new gain
     is known: g's gains shrink about geometrically, so its next one is predicted as
     last * (last / previous); every other group's gain is known."""

@@ -20,6 +20,7 @@ from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import (
     RADIUS_BITS,
+    STONE_WORDS,
     TABLE_FORMAT_VERSION,
     PatternTable,
     _bloom_seen,
@@ -27,7 +28,7 @@ from gomove.features.harvest import (
     count_sightings,
     harvest,
 )
-from gomove.features.patterns import make_templates, table_get
+from gomove.features.patterns import make_templates, states_hash, table_get
 from gomove.features.registry import NONE_INDEX, Group, Registry
 from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS
 from gomove.reading.sgf import Game, parse_game
@@ -124,6 +125,15 @@ def key_stream(seed: int, rows: int = 3000, cols: int = 4) -> np.ndarray:
     return out
 
 
+def count(stream: np.ndarray, bits: np.ndarray, k: int, counts) -> None:
+    """count_sightings without configurations (all-empty states of one point)."""
+    stones = Dict.empty(types.uint64, types.UniTuple(types.uint64, STONE_WORDS))
+    states = np.zeros((stream.shape[0], 1), np.uint8)
+    ends = np.ones(stream.shape[1], np.int64)
+    count_sightings(stream, states, ends, bits, k, counts, stones)
+    assert set(stones) <= set(counts)  # the ones that entered counts in this call
+
+
 def test_count_sightings_exact_with_a_big_filter():
     """With a filter far larger than the stream (no false positives): every
     key seen n >= 2 times has count n and the radius index of its column,
@@ -134,12 +144,12 @@ def test_count_sightings_exact_with_a_big_filter():
     col = {int(h): c for c in range(stream.shape[1]) for h in stream[:, c] if h != 0}
     assert any(n == 1 for n in want.values()) and any(n >= 5 for n in want.values())
     counts = new_counts()
-    count_sightings(stream, np.zeros(1 << 16, np.uint64), 4, counts)
+    count(stream, np.zeros(1 << 16, np.uint64), 4, counts)
     assert unpack(counts) == {h: (n, col[h]) for h, n in want.items() if n >= 2}
     chunked = new_counts()
     bits = np.zeros(1 << 16, np.uint64)
-    count_sightings(stream[:1234], bits, 4, chunked)
-    count_sightings(stream[1234:], bits, 4, chunked)
+    count(stream[:1234], bits, 4, chunked)
+    count(stream[1234:], bits, 4, chunked)
     assert unpack(chunked) == unpack(counts)
 
 
@@ -150,7 +160,7 @@ def test_count_sightings_small_filter_overcounts_by_at_most_one():
     stream = key_stream(1, rows=2000)
     want = Counter(int(h) for h in stream.ravel() if h != 0)
     counts = new_counts()
-    count_sightings(stream, np.zeros(2, np.uint64), 2, counts)
+    count(stream, np.zeros(2, np.uint64), 2, counts)
     got = unpack(counts)
     assert {h for h, n in want.items() if n >= 2} <= set(got)
     assert all(want[h] <= n <= want[h] + 1 for h, (n, _) in got.items())
@@ -188,6 +198,19 @@ def test_harvest_keeps_the_patterns_played_min_count_times(min_count, min_radius
     )
     assert set(table.radius.tolist()) <= set(range(min_radius, max_radius + 1))
     assert table.count.min() >= min_count
+    check_stones(table)
+
+
+def check_stones(table: PatternTable) -> None:
+    """Every kept pattern's configuration hashes back to the pattern (states_hash),
+    uses the four states only, and is 0 beyond its own template."""
+    t = make_templates(table.min_radius, table.max_radius)
+    assert table.stones is not None and table.stones.shape == (len(table), int(t.ends[-1]))
+    assert table.stones.max() <= 3
+    for h, r, st in zip(table.hashes, table.radius, table.stones, strict=True):
+        n = int(t.ends[t.radii.index(int(r))])
+        assert states_hash(t, st[:n]) == int(h)
+        assert not st[n:].any()
 
 
 def test_harvest_with_two_workers_equals_one():
@@ -197,7 +220,7 @@ def test_harvest_with_two_workers_equals_one():
     cfg = FeatureConfig(min_count=5, bloom_bits=1 << 22)
     one = harvest(games, cfg, workers=1, progress=False)
     two = harvest(iter(games), cfg, workers=2, progress=False)
-    for name in ("hashes", "radius", "count"):
+    for name in ("hashes", "radius", "count", "stones"):
         np.testing.assert_array_equal(getattr(one, name), getattr(two, name))
     assert len(one) > 0
 
@@ -217,7 +240,7 @@ def test_pattern_table_save_load_round_trip(tmp_path):
     path = tmp_path / "sub" / "table.npz"
     table.save(path)
     back = PatternTable.load(path)
-    for name in ("hashes", "radius", "count"):
+    for name in ("hashes", "radius", "count", "stones"):
         np.testing.assert_array_equal(getattr(back, name), getattr(table, name))
         assert getattr(back, name).dtype == getattr(table, name).dtype
     assert (back.min_radius, back.max_radius, back.min_count) == (3, 10, 2)

@@ -237,3 +237,39 @@ def test_resolve_device() -> None:
     if not torch.cuda.is_available():
         with pytest.raises(RuntimeError):
             resolve_device("cuda")
+
+
+def greedy_reference(data, n_features, groups, n_updates):
+    """The greedy schedule as written: every update gathers every group's statistics
+    (collect_stats over all columns) and updates the best group by last gain."""
+    log_gamma = torch.zeros(n_features, dtype=torch.float64)
+    cols = tuple(range(len(groups)))
+    stats = collect_stats(log_gamma, data, cols, CPU)
+    n = stats.n_positions
+    lp = stats.log_likelihood + float(log_prior(log_gamma))
+    gains = dict.fromkeys(cols, math.inf)
+    order = []
+    for _ in range(n_updates):
+        g = max(cols, key=lambda k: gains[k])
+        _, offset, size = groups[g]
+        log_gamma = mm_update(log_gamma, stats.wins, stats.denom, offset, size)
+        stats = collect_stats(log_gamma, data, cols, CPU)
+        new_lp = stats.log_likelihood + float(log_prior(log_gamma))
+        gains[g], lp = (new_lp - lp) / n, new_lp
+        order.append(groups[g][0])
+    return log_gamma, order
+
+
+def test_greedy_guess_equals_all_group_passes(recovery_problem) -> None:
+    """train_mm's greedy schedule, which gathers one group's statistics per pass (a
+    guess, and a second pass when it is wrong), updates the same groups in the same
+    order to the same gammas as the schedule gathering every group at every update;
+    it counts its passes: one per update plus the wrong guesses."""
+    truth, groups, data = recovery_problem
+    cfg = MMConfig(max_iters=6, tol=float("-inf"), schedule="greedy")
+    model, history = train_mm(data, len(truth), groups, cfg, "cpu", progress=False)
+    order = [g for row in history[1:] for g in row["updates"]]
+    want, want_order = greedy_reference(data, len(truth), groups, len(order))
+    assert order == want_order
+    assert_close(model.log_gamma, want, rtol=1e-12, atol=1e-12)
+    assert all(row["passes"] >= len(row["updates"]) for row in history[1:])

@@ -28,7 +28,7 @@ from gomove.board.zobrist import PATTERN_SEED, POSITION_SEED
 from gomove.data.shards import FORMAT_VERSION, Shard, concat_games, load_shard, save_shard
 from gomove.features.config import FEATURES_VERSION, FeatureConfig
 from gomove.features.extractor import FeatureExtractor
-from gomove.features.harvest import PatternTable, harvest
+from gomove.features.harvest import TABLE_FORMAT_VERSION, PatternTable, harvest
 from gomove.features.registry import Registry
 from gomove.reading.games import ReadConfig, ReadStats, expand_paths, iter_games
 
@@ -77,6 +77,7 @@ def harvest_cached(
         _read_cfg_dict(harvest_read),
         [feat_cfg.min_radius, feat_cfg.max_radius, feat_cfg.min_count],
         [feat_cfg.bloom_bits, feat_cfg.bloom_hashes, PATTERN_SEED, FEATURES_VERSION],
+        TABLE_FORMAT_VERSION,
     )
     path = Path(cache_dir) / f"patterns-{key}.npz"
     if path.exists():

@@ -4,6 +4,10 @@ Terms:
 - sighting: the canonical hash of one template radius around one played move.
 - PatternTable: the kept patterns (seen at least min_count times), ordered by
   radius then by decreasing count; pattern i is shape level i + 1.
+- stones: one stone configuration per kept pattern (the sighting that put it
+  in the exact counts), the point states (patterns.S_*) of its template in
+  template order, so a pattern can be drawn or written for another program
+  (gomove.export.pachi); 2 bits a point packed in 3 words while counting.
 
 Memory stays bounded when the number of distinct patterns explodes (Stern,
 "Harvesting": a Bloom filter): a pattern's first sighting only sets bits of a
@@ -30,7 +34,8 @@ from gomove.features.config import FeatureConfig
 from gomove.features.patterns import Templates, build_table, make_templates
 from gomove.features.position import FeatureVisitor
 
-TABLE_FORMAT_VERSION = 1
+TABLE_FORMAT_VERSION = 2  # 2: stones
+STONE_WORDS = 3  # 2 bits for each of the 72 points of radius 10
 _NO_LEVELS = np.zeros(1, np.int32)  # harvesting reads no light levels
 
 
@@ -42,6 +47,9 @@ class PatternTable:
     min_radius: int
     max_radius: int
     min_count: int
+    # uint8[P, N]: pattern i's point states in template order, its first
+    # templates.ends[radius] points (the rest 0); None for tables rebuilt from names
+    stones: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -61,6 +69,7 @@ class PatternTable:
             "min_radius": self.min_radius,
             "max_radius": self.max_radius,
             "min_count": self.min_count,
+            "stones": self.stones,
         }
 
     @classmethod
@@ -72,11 +81,14 @@ class PatternTable:
             int(d["min_radius"]),
             int(d["max_radius"]),
             int(d["min_count"]),
+            None if d.get("stones") is None else np.asarray(d["stones"], dtype=np.uint8),
         )
 
     def save(self, path: str | Path) -> None:
         """The table file (``patterns-<key>.npz`` of the cache): to_dict plus a format version."""
         d = self.to_dict()
+        if d["stones"] is None:
+            d["stones"] = np.zeros((len(self), 0), np.uint8)
         meta = [TABLE_FORMAT_VERSION, d.pop("min_radius"), d.pop("max_radius"), d.pop("min_count")]
         atomic_save_npz(path, **d, meta=np.array(meta))
 
@@ -88,9 +100,10 @@ class PatternTable:
                 raise ValueError(
                     f"{path}: pattern table format {version}, expected {TABLE_FORMAT_VERSION}"
                 )
+            stones = z["stones"] if z["stones"].shape[1] else None
             return cls.from_dict(
                 {"hashes": z["hashes"], "radius": z["radius"], "count": z["count"]}
-                | {"min_radius": rmin, "max_radius": rmax, "min_count": mc}
+                | {"min_radius": rmin, "max_radius": rmax, "min_count": mc, "stones": stones}
             )
 
     def summary(self) -> dict:
@@ -118,8 +131,26 @@ RADIUS_BITS = 8  # counts[h] = count << RADIUS_BITS | radius index
 
 
 @njit(cache=True)
-def count_sightings(hashes: np.ndarray, bits: np.ndarray, k: int, counts) -> None:
-    """Add hashes[N, R] (0 = none) to counts with the Bloom filter in front (k = 0: none)."""
+def _pack(states: np.ndarray, n: int) -> tuple[np.uint64, np.uint64, np.uint64]:
+    """The first n point states (2 bits each) packed into STONE_WORDS words."""
+    w = np.zeros(STONE_WORDS, dtype=np.uint64)
+    for j in range(n):
+        w[j >> 5] |= np.uint64(states[j]) << np.uint64(2 * (j & 31))
+    return (w[0], w[1], w[2])
+
+
+@njit(cache=True)
+def count_sightings(
+    hashes: np.ndarray,
+    states: np.ndarray,
+    ends: np.ndarray,
+    bits: np.ndarray,
+    k: int,
+    counts,
+    stones,
+) -> None:
+    """Add hashes[N, R] (0 = none) to counts with the Bloom filter in front (k = 0: none);
+    a pattern entering counts gets its configuration, states[N, P] packed, in stones."""
     one = 1 << RADIUS_BITS
     for i in range(hashes.shape[0]):
         for r in range(hashes.shape[1]):
@@ -128,10 +159,14 @@ def count_sightings(hashes: np.ndarray, bits: np.ndarray, k: int, counts) -> Non
                 continue
             if h in counts:
                 counts[h] += one
-            elif k == 0:
+                continue
+            if k == 0:
                 counts[h] = one + r
             elif _bloom_seen(bits, h, k):
                 counts[h] = 2 * one + r
+            else:
+                continue
+            stones[h] = _pack(states[i], ends[r])
 
 
 @njit(cache=True)
@@ -146,24 +181,26 @@ def _dump(counts) -> tuple[np.ndarray, np.ndarray]:
     return keys, vals
 
 
-def played_hashes(game, t: Templates) -> np.ndarray:
+def played_hashes(game, t: Templates) -> tuple[np.ndarray, np.ndarray]:
     """uint64[N, R]: the canonical hash of every radius around every move (0 for a pass),
-    from one replay with the features' visitor (features/position.py) in harvest mode."""
+    and uint8[N, P] the largest template's point states, from one replay with the
+    features' visitor (features/position.py) in harvest mode."""
     ga = game_arrays(game)
     no_table = np.zeros(16, np.uint64), np.zeros(16, np.int32)
     v = FeatureVisitor.new(
         ga.size, len(ga.locs), t, *no_table, _NO_LEVELS, superko=False, harvest=True
     )
     replay(start_board(ga), ga.locs, ga.colors, v)
-    return v.hashes_out
+    return v.hashes_out, v.states_out
 
 
-def _game_hashes(args: tuple) -> tuple[int, np.ndarray]:
+def _game_hashes(args: tuple) -> tuple[int, np.ndarray, np.ndarray]:
     games, t = args
     parts = [played_hashes(game, t) for game in games]
     if not parts:
-        return 0, np.zeros((0, len(t.radii)), dtype=np.uint64)
-    return len(games), np.concatenate(parts)
+        empty = np.zeros((0, len(t.radii)), dtype=np.uint64)
+        return 0, empty, np.zeros((0, int(t.ends[-1])), dtype=np.uint8)
+    return len(games), np.concatenate([h for h, _ in parts]), np.concatenate([s for _, s in parts])
 
 
 def _chunks(games: Iterable, n: int) -> Iterable[list]:
@@ -188,6 +225,9 @@ def harvest(
     t = make_templates(cfg.min_radius, cfg.max_radius)
     bits = np.zeros(max(cfg.bloom_bits // 64, 1), dtype=np.uint64)
     counts = Dict.empty(types.uint64, types.int64)
+    stones = Dict.empty(types.uint64, types.UniTuple(types.uint64, STONE_WORDS))
+    if 2 * int(t.ends[-1]) > 64 * STONE_WORDS:
+        raise ValueError(f"templates of {int(t.ends[-1])} points do not fit {STONE_WORDS} words")
     # keeping patterns seen once means counting every one: no filter then
     bloom_k = cfg.bloom_hashes if cfg.min_count >= 2 else 0
     chunk_games = 25
@@ -196,22 +236,36 @@ def harvest(
     pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
     try:
         results = pool.imap(_game_hashes, tasks) if pool else map(_game_hashes, tasks)
-        for n_games, hashes in results:
-            count_sightings(hashes, bits, bloom_k, counts)
+        for n_games, hashes, states in results:
+            count_sightings(hashes, states, t.ends, bits, bloom_k, counts, stones)
             bar.update(n_games)
     finally:
         bar.close()
         if pool:
             pool.close()
             pool.join()
-    return _table_from_counts(counts, t, cfg.min_count)
+    return _table_from_counts(counts, stones, t, cfg.min_count)
 
 
-def _table_from_counts(counts, t: Templates, min_count: int) -> PatternTable:
+@njit(cache=True)
+def _unpack(stones, keys: np.ndarray, n_points: np.ndarray, width: int) -> np.ndarray:
+    """uint8[len(keys), width]: the packed configurations of keys, n_points[i] points each."""
+    out = np.zeros((keys.shape[0], width), dtype=np.uint8)
+    for i in range(keys.shape[0]):
+        w = stones[keys[i]]
+        for j in range(n_points[i]):
+            out[i, j] = (w[j >> 5] >> np.uint64(2 * (j & 31))) & np.uint64(3)
+    return out
+
+
+def _table_from_counts(counts, stones, t: Templates, min_count: int) -> PatternTable:
     keys, packed = _dump(counts)
     vals = packed >> RADIUS_BITS
     rad_idx = packed & ((1 << RADIUS_BITS) - 1)
     keep = vals >= min_count
-    keys, vals, rad = keys[keep], vals[keep], np.asarray(t.radii, dtype=np.int64)[rad_idx[keep]]
+    keys, vals, rad_idx = keys[keep], vals[keep], rad_idx[keep]
+    rad = np.asarray(t.radii, dtype=np.int64)[rad_idx]
     order = np.lexsort((keys, -vals, rad))
-    return PatternTable(keys[order], rad[order], vals[order], t.radii[0], t.radii[-1], min_count)
+    keys, vals, rad, rad_idx = keys[order], vals[order], rad[order], rad_idx[order]
+    drawn = _unpack(stones, keys, t.ends[rad_idx], int(t.ends[-1]))
+    return PatternTable(keys, rad, vals, t.radii[0], t.radii[-1], min_count, drawn)

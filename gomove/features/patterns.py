@@ -156,6 +156,36 @@ def pattern_hashes(
             k += 1
 
 
+@njit(cache=True)
+def pattern_states(
+    b: Board, loc: int, color: int, dx: np.ndarray, dy: np.ndarray, out: np.ndarray
+) -> None:
+    """The state of every template point around loc, out[:len(out)] in template order:
+    the stone configuration behind pattern_hashes (kept so patterns can be drawn)."""
+    size = b.info[SIZE]
+    w = b.info[W]
+    row = loc // w - 1
+    col = loc % w - 1
+    for i in range(out.shape[0]):
+        r = row + dy[i]
+        c = col + dx[i]
+        if r < 0 or c < 0 or r >= size or c >= size:
+            out[i] = S_OFF
+        else:
+            out[i] = point_state(b.color[(r + 1) * w + c + 1], color)
+
+
+def states_hash(t: Templates, states: np.ndarray) -> int:
+    """Canonical hash (pattern_hashes) of a stone configuration of len(states) template
+    points, which must be a whole template (t.ends[k] points): the hash of a drawn pattern."""
+    n = len(states)
+    if n not in set(int(e) for e in t.ends):
+        raise ValueError(f"{n} points is no template size of radii {t.radii}")
+    idx = np.arange(n)
+    h = np.bitwise_xor.reduce(t.keys[t.perm[:, idx], np.asarray(states, dtype=np.int64)], axis=1)
+    return int(h.min())
+
+
 # ---- the lookup table ---------------------------------------------------------------
 
 

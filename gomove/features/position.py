@@ -16,7 +16,8 @@ pass over the game:
   Monte-Carlo owner level, mc_owner.py; its playouts run on a copy before
   anything else touches the position, seeded by position).
 - ``harvest``: the canonical hash of every template radius around the played
-  move (0 for a pass), for the pattern counts of harvest.py; no candidates.
+  move (0 for a pass) and the states of the largest template's points, for the
+  pattern counts and drawings of harvest.py; no candidates.
 
 Rows of kept positions go back to back into the ``*_out`` arrays;
 ``pos_start[i]:pos_start[i + 1]`` are move i's. ``FeatureVisitor.new`` sizes
@@ -45,7 +46,7 @@ from gomove.features.light import (
     light_levels,
 )
 from gomove.features.mc_owner import owner_counts, owner_level, position_seed
-from gomove.features.patterns import Templates, match_largest, pattern_hashes
+from gomove.features.patterns import Templates, match_largest, pattern_hashes, pattern_states
 from gomove.features.tactical import N_TACTICAL, tactical_levels
 
 
@@ -88,6 +89,7 @@ class FeatureVisitor(NamedTuple):
     pos_start: np.ndarray  # int64[N + 1]
     winner: np.ndarray  # int64[N]
     hashes_out: np.ndarray  # uint64[N, R] (harvest)
+    states_out: np.ndarray  # uint8[N, P] (harvest): the largest template's point states
     # scratch
     cands: np.ndarray  # int64[size * size + 1]
     tac: np.ndarray  # int64[size * size + 1, N_TACTICAL]
@@ -137,6 +139,7 @@ class FeatureVisitor(NamedTuple):
             np.zeros(n_moves + 1, np.int64),
             np.full(n_moves, -1, np.int64),
             np.zeros((n_moves if harvest else 0, n_radii), np.uint64),
+            np.zeros((n_moves if harvest else 0, int(templates.ends[-1])), np.uint8),
             np.empty(npts, np.int64),
             np.empty((npts, N_TACTICAL), np.int64),
             np.empty(n_radii, np.uint64),
@@ -168,6 +171,7 @@ def _visit_features(visitor, b, i, loc, color):
             else:
                 pattern_hashes(b, loc, color, v.dx, v.dy, v.ends, v.perm, v.keys, v.hashes)
                 v.hashes_out[i, :] = v.hashes
+                pattern_states(b, loc, color, v.dx, v.dy, v.states_out[i])
         if not (v.tactical or v.light or v.shapes or v.mc_owner):
             return False
         cands = v.cands

@@ -10,6 +10,10 @@ Terms:
 - iteration: one sweep over all groups ("cyclic") or as many updates as there
   are groups ("greedy": next update the group whose last update gained most,
   every group once first; Coulom 2007 mentions this option for his mm tool).
+  A greedy update costs one pass too: the pass after updating g gathers the
+  statistics of the group likely chosen next (g again when its gains, which
+  shrink about geometrically, predict it still leads; ``_guess``), and only a
+  wrong guess costs a second pass; the history's ``passes`` counts them.
 - engine: what runs the passes, an ``MMPasses``: ``PaddedMM`` over padded
   Batches (streamed, any device: the oracle), or gomove.train.mm_flat's
   ``NumbaMM`` (CPU) and ``TorchMM`` (any device) over the flat layout, with
@@ -176,15 +180,16 @@ def train_mm(
     def collect(cols: Sequence[int]) -> PassStats:
         return passes.collect(model.log_gamma, cols)
 
-    all_cols = tuple(active)
+    extra_passes = 0  # greedy: passes beyond one per update (a wrong guess)
 
     t0 = time.perf_counter()
-    stats = collect(all_cols if greedy else (active[0],))
+    stats = collect((active[0],))  # both schedules start with the first group
     n = stats.n_positions
     if n == 0:
         raise ValueError("no training positions")
     lp = stats.log_likelihood + float(log_prior(model.log_gamma))
     gains = {g: math.inf for g in active}
+    prev_gains = dict(gains)  # each group's gain before its last one (greedy's guess)
     history = [_record(0, stats, lp, time.perf_counter() - t0, [], gains, groups)]
     _report(history[-1], model, validate, writer)
 
@@ -198,15 +203,23 @@ def train_mm(
             _, offset, size = groups[g]
             inner.set_postfix(group=groups[g][0])
             model.log_gamma = mm_update(model.log_gamma, stats.wins, stats.denom, offset, size)
-            # the next pass gathers what the next update needs and measures this one
-            cols = all_cols if greedy else (active[(u + 1) % len(active)],)
+            # the next pass gathers what the next update needs and measures this one;
+            # greedy: the next group is the best of the others unless g's new gain beats
+            # them all, which only this pass tells, so guess, and pass again if wrong
+            nxt = _guess(gains, prev_gains, g, active) if greedy else None
+            cols = (nxt,) if greedy else (active[(u + 1) % len(active)],)
             stats = collect(cols)
             new_lp = stats.log_likelihood + float(log_prior(model.log_gamma))
-            gains[g] = (new_lp - lp) / n
+            prev_gains[g], gains[g] = gains[g], (new_lp - lp) / n
             lp = new_lp
             updated.append(g)
+            if greedy and _choose(gains, active) != nxt:
+                stats = collect((_choose(gains, active),))
+                extra_passes += 1
         inner.close()
         row = _record(it, stats, lp, time.perf_counter() - t0, updated, gains, groups)
+        row["passes"] = len(updated) + extra_passes
+        extra_passes = 0
         history.append(row)
         _report(row, model, validate, writer)
         bar.set_postfix(ll=f"{row['log_likelihood']:.4f}", gain=f"{max(gains.values()):.2e}")
@@ -220,6 +233,17 @@ def train_mm(
 def _choose(gains: dict[int, float], active: list[int]) -> int:
     """Greedy schedule: the group whose last update gained most (never-updated first)."""
     return max(active, key=lambda g: gains[g])
+
+
+def _guess(gains: dict[int, float], prev_gains: dict[int, float], g: int, active: list[int]) -> int:
+    """Greedy schedule: the group likely chosen after updating g, before g's new gain
+    is known: g's gains shrink about geometrically, so its next one is predicted as
+    last * (last / previous); every other group's gain is known."""
+    last, prev = gains[g], prev_gains[g]
+    pred = last * last / prev if math.isfinite(prev) and prev > 0 and last > 0 else last
+    if not math.isfinite(pred):
+        pred = -math.inf  # never updated twice yet: the others come first
+    return _choose(gains | {g: pred}, active)
 
 
 def _record(

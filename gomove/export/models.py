@@ -1,0 +1,73 @@
+"""Models to and from other programs' files: the mm import, a run's exports.
+
+Terms: an imported model is an ``mm`` checkpoint (gomove.train.checkpoint)
+whose gammas come from ``mm``'s output and whose features (config, pattern
+table, registry) come from the dataset or run the competition file was
+written from, so it is evaluated like any trained model
+(``gomove-evaluate checkpoint=...``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from gomove.export.mm_format import log_gammas_of, read_gammas, write_competition, write_gammas
+from gomove.export.pachi import write_pachi
+from gomove.export.source import SourceError, extractor_of, load_run, training_dataset
+from gomove.models.mm import BradleyTerry
+from gomove.train.checkpoint import save_checkpoint
+from gomove.train.flat import FlatData
+
+
+def export_mm(source: str | Path, out: str | Path, progress: bool = False) -> dict[str, int]:
+    """A dataset's (or a run's training dataset's) positions as mm's competition file."""
+    ds = training_dataset(source, progress=progress)
+    data = FlatData.from_dataset(ds, progress=progress)
+    write_competition(out, data, ds.registry)
+    return {
+        "positions": data.n_positions,
+        "candidates": data.n_candidates,
+        "gammas": ds.registry.n_features - 1,
+        "features": int(np.sum(ds.registry.sizes > 0)),
+    }
+
+
+def mm_log_gamma(state: dict[str, Any], path: str | Path) -> np.ndarray:
+    """The log-gammas of a loaded run, which must be an mm model."""
+    log_gamma = state["module"].log_gammas()
+    if log_gamma is None:
+        raise SourceError(f"{path}: a {state['model_name']} model is no product of gammas")
+    return log_gamma.numpy()
+
+
+def export_gammas(run: str | Path, out: str | Path) -> None:
+    """A run's gammas in mm's output format (the other half of the round trip)."""
+    state = load_run(run)
+    write_gammas(out, mm_log_gamma(state, run))
+
+
+def import_mm(gammas: str | Path, registry: str | Path, out: str | Path) -> int:
+    """mm's gammas for the features of a dataset, run or checkpoint -> an mm checkpoint;
+    returns the number of gammas."""
+    ex = extractor_of(registry)
+    reg = ex.registry
+    g = read_gammas(gammas, reg.n_features - 1)
+    model = BradleyTerry(reg.n_features, torch.from_numpy(log_gammas_of(g)))
+    cfg = {"model": {"name": "mm"}, "imported": {"gammas": str(gammas), "from": str(registry)}}
+    save_checkpoint(out, model, ex, cfg, history=[])
+    return len(g)
+
+
+def export_pachi(
+    run: str | Path, out_dir: str | Path, base_gamma: str | Path | None = None
+) -> dict[str, object]:
+    """A run's mm model as Pachi's patterns_mm.spat and patterns_mm.gamma."""
+    state = load_run(run)
+    ex = state["extractor"]
+    if ex.table is None:
+        raise SourceError(f"{run}: the model has no shape patterns")
+    return write_pachi(out_dir, ex.registry, ex.table, mm_log_gamma(state, run), base_gamma)

@@ -272,3 +272,22 @@ def test_match_against_gnugo(runs, tmp_path):
     for r in results:
         if r.how == "score":
             assert r.referee_score[:2] in ("B+", "W+") or r.referee_score == "0"
+
+
+def test_fuzz_gtp_process():
+    """2,000 random and malformed commands piped into a gomove-gtp process: one answer
+    each, then a clean exit at the end of the input."""
+    rnd = random.Random(5)
+    lines = [random_command(rnd).replace("\n", " ").replace("\r", " ") for _ in range(2000)]
+    lines = [x for x in lines if "quit" not in x.lower()]
+    expected = sum(parse_command(x) is not None for x in lines)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gomove.cli.gtp", "--sims", "4", "--uniform"],
+        input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=600,
+        encoding="utf-8", errors="replace",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    answers = [b for b in proc.stdout.split("\n\n") if b.strip()]
+    assert len(answers) == expected
+    assert all(b.lstrip("\n")[0] in "=?" for b in answers)
+    assert "Traceback" not in proc.stderr

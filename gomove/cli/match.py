@@ -96,6 +96,10 @@ def main(argv: list[str] | None = None) -> None:
             f"{100 * lo:.1f}-{100 * hi:.1f}% | {s['as_black']} | {s['as_white']} | "
             f"{len(s['disagreements'])} |"
         )
+    for name, _, s in table:
+        if s["disagreements"]:
+            lines.append(f"\n{name}: gomove's final_score disagreed with GNU Go's in games "
+                         + ", ".join(map(str, s["disagreements"])))  # fmt: skip
     text = "\n".join(lines) + "\n"
     atomic_write_text(out / "table.md", text)
     print(text)

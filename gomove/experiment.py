@@ -146,7 +146,7 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
 
     writer = SummaryWriter(str(out / "tb"))
     t0 = time.perf_counter()
-    ctx = TrainContext(reg, device, validate, writer, cfg.progress)
+    ctx = TrainContext(reg, device, validate, writer, cfg.progress, val_loader)
     model, history = spec.fit(model_cfg, train_data, ctx)
     train_seconds = time.perf_counter() - t0
     writer.close()

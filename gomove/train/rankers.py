@@ -59,11 +59,11 @@ class Members:
     """Which groups form a team, as the kernels take it (ranker_kernels.team_members).
 
     columns: the registry columns of the single-pattern variant (the shape group),
-    empty for every group.
+    empty for every group. names: the groups' names (default: data's).
     """
 
-    def __init__(self, data: FlatData, single: bool) -> None:
-        names = [span.name for span in data.group_spans()]
+    def __init__(self, data: FlatData, single: bool, names: Sequence[str] | None = None) -> None:
+        names = list(names) if names is not None else [s.name for s in data.group_spans()]
         if single:
             if SHAPE_GROUP not in names:
                 raise ValueError(

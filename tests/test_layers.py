@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("train", ("gomove.train",)),
     ("evaluate", ("gomove.evaluate",)),
     ("experiment", ("gomove.experiment",)),
+    ("compare", ("gomove.compare",)),
     ("play", ("gomove.play",)),
     ("benchmarks", ("gomove.benchmarks",)),
     ("cli", ("gomove.cli",)),

@@ -79,6 +79,7 @@ class Plan:
     bootstrap: int = 1000
     seed: int = 0
     resume: bool = True
+    report_only: bool = False  # train nothing: tables and figures of the finished runs
 
 
 def system_overrides(name: str) -> list[str]:
@@ -106,6 +107,8 @@ def train_one(plan: Plan, name: str, size: int) -> dict[str, Any] | None:
     if plan.resume and (out / "metrics.json").exists() and (out / "positions.npz").exists():
         log.info("%s at %d games: done before (%s)", name, size, out)
         return json.loads((out / "metrics.json").read_text())
+    if plan.report_only:
+        return None
     out.mkdir(parents=True, exist_ok=True)
     cmd = [
         sys.executable,

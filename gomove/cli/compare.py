@@ -55,6 +55,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap draws of Fig. 6")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--no-resume", action="store_true", help="retrain runs already finished")
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="train nothing: the tables and figures of the runs finished so far",
+    )
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     plan = Plan(
@@ -67,6 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         bootstrap=a.bootstrap,
         seed=a.seed,
         resume=not a.no_resume,
+        report_only=a.report_only,
     )
     compare(plan)
     print(f"{plan.out / 'comparison.md'}")

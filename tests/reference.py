@@ -616,11 +616,14 @@ def ref_pr(positions, n_features: int) -> list[float]:
 def ref_bar(positions, mu: list[float], sigma2: list[float], beta2: float, kappa: float):
     """Algorithm 1 of Wistuba et al. 2012 as printed, position after position (mu, sigma2
     lists updated in place). Team 1 is the expert's; its members are updated first, then
-    the other teams' in order."""
+    the other teams' in order. Returns the positions whose expert team had the strictly
+    highest mean before its update."""
+    hits = 0
     for teams, winner in positions:
         order = [winner] + [t for t in range(len(teams)) if t != winner]
         tmu = {t: sum(mu[f] for f in teams[t]) for t in order}
         ts2 = {t: sum(sigma2[f] for f in teams[t]) for t in order}
+        hits += all(tmu[winner] > tmu[t] for t in order[1:])
 
         def p(i, q, tmu=tmu, ts2=ts2):  # P(team i beats team q), Bradley-Terry over c_iq
             c = math.sqrt(ts2[i] + ts2[q] + 2 * beta2)
@@ -642,6 +645,7 @@ def ref_bar(positions, mu: list[float], sigma2: list[float], beta2: float, kappa
                 share = sigma2[f] / ts2[i]
                 mu[f] += share * omega
                 sigma2[f] *= max(1 - share * delta, kappa)
+    return hits
 
 
 def _vw(t: float) -> tuple[float, float]:

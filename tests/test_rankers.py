@@ -63,12 +63,12 @@ def flat_teams(positions, n_features: int) -> FlatData:
     )
 
 
-def run_bar(positions, mu, sigma2, beta2=1.0, kappa=1e-4):
+def run_bar(positions, mu, sigma2, beta2=1.0, kappa=1e-4, with_hits=False):
     data = flat_teams(positions, len(mu))
     mu, sigma2 = np.array(mu, dtype=float), np.array(sigma2, dtype=float)
     args = Members(data, single=False).args()
-    bar_pass(mu, sigma2, 0, data.n_positions, *args, beta2, kappa, data.max_cands)
-    return mu, sigma2
+    hits = bar_pass(mu, sigma2, 0, data.n_positions, *args, beta2, kappa, data.max_cands)
+    return (mu, sigma2, hits) if with_hits else (mu, sigma2)
 
 
 def run_lbr(positions, mu, sigma2, beta2=1.0, iters=2000, tol=0.0):
@@ -166,9 +166,9 @@ def test_one_bar_update_equals_algorithm_1_by_hand():
 def test_bar_kernel_equals_reference_with_shared_features():
     positions = random_positions(3, 40, 8, max_teams=6, max_size=3)
     mu0, s20 = [0.0] * 8, [1.0 + 0.1 * f for f in range(8)]
-    mu, s2 = run_bar(positions, mu0, s20, beta2=2.0, kappa=1e-3)
+    mu, s2, hits = run_bar(positions, mu0, s20, beta2=2.0, kappa=1e-3, with_hits=True)
     rmu, rs2 = list(mu0), list(s20)
-    ref_bar(positions, rmu, rs2, 2.0, 1e-3)
+    assert hits == ref_bar(positions, rmu, rs2, 2.0, 1e-3) > 0  # the online prediction rate
     np.testing.assert_allclose(mu, rmu, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(s2, rs2, rtol=1e-12)
 

@@ -15,7 +15,9 @@ Terms:
   feature vector, ``features.small=true``).
 - size: the number of training games (``data.max_games``).
 - training time: the sum of the trainer's own per-iteration times (validation
-  and data loading excluded), per training game (Fig. 10).
+  and data loading excluded), per training game (Fig. 10): CPU time where the
+  history has it (one thread per run, so single-core time that other jobs on
+  a shared machine do not inflate), wall time otherwise (marked *).
 - rank error: (rank - 1) / legal moves (gomove.evaluate.measures; the paper's
   rank / legal moves, shifted so that a perfect prediction is 0).
 - bootstrap: games of the test set drawn with replacement; Fig. 6's intervals
@@ -154,11 +156,17 @@ def load_positions(plan: Plan, name: str, size: int) -> dict[str, np.ndarray]:
         return {k: z[k] for k in z.files}
 
 
-def history_seconds(plan: Plan, name: str, size: int) -> float:
-    """The trainer's own time (sum of its history's per-iteration seconds)."""
+def history_seconds(plan: Plan, name: str, size: int) -> tuple[float, float | None]:
+    """The trainer's own time, wall and CPU (sums of its history's per-iteration
+    seconds and cpu_seconds; CPU None when a row lacks it)."""
     path = run_dir(plan, name, size) / "model.pt"
     hist = torch.load(path, map_location="cpu", weights_only=False)["history"]
-    return sum(float(h.get("seconds", 0.0)) for h in hist)
+    wall = sum(float(h.get("seconds", 0.0)) for h in hist)
+    cpu = sum(float(h.get("cpu_seconds", 0.0)) for h in hist[1:])
+    have_cpu = all("cpu_seconds" in h for h in hist[1:]) and len(hist) > 1
+    if have_cpu and "seconds" in hist[0]:  # a timed start pass (MM) counts, with its CPU
+        cpu += float(hist[0].get("cpu_seconds", hist[0]["seconds"]))
+    return wall, cpu if have_cpu else None
 
 
 def cumulative(rank: np.ndarray, max_rank: int = MAX_RANK) -> np.ndarray:
@@ -385,7 +393,8 @@ def compare(plan: Plan) -> dict[str, Any]:
             metrics = train_one(plan, name, size)
             if metrics is None:
                 continue
-            seconds = history_seconds(plan, name, size)
+            wall, cpu = history_seconds(plan, name, size)
+            seconds = wall if cpu is None else cpu
             table.setdefault(name, {})[size] = {
                 "top1": metrics["top1"],
                 "top1_pct": 100 * metrics["top1"],
@@ -393,6 +402,8 @@ def compare(plan: Plan) -> dict[str, Any]:
                 "train_games": metrics["train_games"],
                 "train_positions": metrics["train_positions"],
                 "algorithm_seconds": seconds,
+                "algorithm_wall_seconds": wall,
+                "seconds_are_cpu": cpu is not None,
                 "fit_seconds": metrics["train_seconds"],
                 "seconds_per_game": seconds / metrics["train_games"],
                 "peak_gb": metrics["peak_rss_mb"] / 1024,

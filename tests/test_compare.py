@@ -85,7 +85,14 @@ def fake_run(plan: Plan, name: str, size: int, rng) -> None:
         radius=rng.integers(0, 11, n),
         log_p=np.full(n, -3.0),
     )
-    torch.save({"history": [{"seconds": 0.5}, {"seconds": 1.0}]}, out / "model.pt")
+    hist = [{"seconds": 0.5}, {"seconds": 1.0}]
+    if name == "bar":  # a trainer that records CPU time: that is the figure then
+        hist = [
+            {"iter": 0},
+            {"seconds": 1.0, "cpu_seconds": 0.25},
+            {"seconds": 1.0, "cpu_seconds": 0.5},
+        ]
+    torch.save({"history": hist}, out / "model.pt")
 
 
 def test_compare_writes_tables_and_figures(tmp_path):
@@ -95,9 +102,12 @@ def test_compare_writes_tables_and_figures(tmp_path):
         for size in plan.sizes:
             fake_run(plan, name, size, rng)
     table = compare(plan)
-    assert table["mm"][20]["seconds_per_game"] == pytest.approx(1.5 / 20)
+    assert table["mm"][20]["seconds_per_game"] == pytest.approx(1.5 / 20)  # wall: no CPU
+    assert table["bar"][20]["seconds_per_game"] == pytest.approx(0.75 / 20)
+    assert table["bar"][20]["seconds_are_cpu"] and not table["mm"][20]["seconds_are_cpu"]
     md = (tmp_path / "comparison.md").read_text()
     assert "Table I" in md and "Log-evidence" in md and "Bayesian Approximation Ranking" in md
+    assert "| Minorization-Maximization | 0.1500* | 0.0750* |" in md
     for size in plan.sizes:
         for fig in (
             "fig5_cumulative",

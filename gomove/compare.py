@@ -347,6 +347,14 @@ def markdown(
 ) -> str:
     """Table I, log-evidence, time and memory tables and the figures, as markdown."""
 
+    def cell(n: str, s: int, key: str, fmt: str) -> str:
+        """One table cell; wall-clock seconds (no CPU time recorded) marked *."""
+        if s not in table.get(n, {}):
+            return "-"
+        row = table[n][s]
+        wall = key == "seconds_per_game" and not row.get("seconds_are_cpu", True)
+        return fmt.format(row[key]) + ("*" if wall else "")
+
     def grid(title: str, key: str, fmt: str) -> list[str]:
         lines = [
             f"### {title}",
@@ -355,7 +363,7 @@ def markdown(
             "|---|" + "---|" * len(sizes),
         ]
         for n in names:
-            cells = [fmt.format(table[n][s][key]) if s in table.get(n, {}) else "-" for s in sizes]
+            cells = [cell(n, s, key, fmt) for s in sizes]
             lines.append(f"| {label(n)} | " + " | ".join(cells) + " |")
         return lines + [""]
 

@@ -32,10 +32,11 @@ from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.samples import sample_path
-from gomove.train.config import SGDConfig
+from gomove.train.config import RankerConfig, SGDConfig
 from gomove.train.flat import FlatData
 from gomove.train.mm import MMConfig, train_mm
 from gomove.train.mm_flat import flat_mm
+from gomove.train.rankers import fit_ranker
 from gomove.train.sgd import train_sgd
 
 REPO = Path(__file__).resolve().parents[1]
@@ -297,6 +298,37 @@ def bench_fbt(
     return out
 
 
+def bench_rankers(path: str, n_games: int, cache_dir: str = "cache", min_count: int = 10):
+    """PR, BAR and LBR training speed over one pass of n_games (Wistuba et al. 2012,
+    Fig. 10: training time per game), serial numba updates, data loading and the
+    temperature calibration excluded. Target: the paper's ordering, BAR the faster
+    of the Bayesian filters and LBR the slowest."""
+    ds = bench_dataset(path, n_games, cache_dir, min_count)
+    data = FlatData.from_dataset(ds)
+    reg = ds.registry
+    out, seconds = [], {}
+    for name in ("pr", "bar", "lbr"):
+        cfg = RankerConfig(name=name)
+        _, hist = fit_ranker(cfg, data, reg.group_spans(), reg.n_features, torch.device("cpu"))
+        sec = seconds[name] = hist[1]["seconds"]
+        record = {
+            "bench": "rankers",
+            "model": name,
+            "games": ds.n_games,
+            "positions": ds.n_positions,
+            "candidates": ds.n_candidates,
+            "seconds_per_pass": round(sec, 3),
+            "seconds_per_game": round(sec / ds.n_games, 5),
+            "positions_per_s": round(ds.n_positions / sec),
+        }
+        if "ep_iters" in hist[1]:
+            record["ep_iters_per_position"] = round(hist[1]["ep_iters"], 2)
+        out.append(emit(record))
+    ok = seconds["bar"] < seconds["lbr"]
+    out.append(emit({"bench": "rankers", "target": "bar faster than lbr", "ok": ok}))
+    return out
+
+
 PLAYOUT_TARGETS = {9: 20_000, 19: 5_000}  # uniform, from the empty board, per core
 PATTERN_PLAYOUT_TARGETS = {19: 3_700}  # Coulom 2007, 4.3: Crazy Stone's 19x19 rate
 
@@ -506,6 +538,8 @@ def run(
         out += bench_mm(path, mm_games, mm_iters, cache_dir)
     if "fbt" in which:
         out += bench_fbt(path, mm_games, cache_dir)
+    if "rankers" in which:
+        out += bench_rankers(path, mm_games, cache_dir)
     if "playout" in which:
         out += bench_playout(games)
         out += bench_pattern_playout(games, policy_path)

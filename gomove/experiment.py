@@ -6,7 +6,9 @@ together; ``evaluate_checkpoint`` is ``gomove-evaluate``.
 Writes into the run directory: ``model.pt`` (checkpoint: registry, pattern
 table, parameters, config), ``gammas.md`` (Coulom's Table 1 as learned),
 ``policy.npz`` (the playout policy, with ``features=light`` and ``model=mm``),
-``metrics.json``, ``summary.txt``, PNG plots and TensorBoard events (``tb/``).
+``metrics.json``, ``summary.txt``, ``positions.npz`` (every test position's rank,
+legal moves, game, move number, matched shape radius and log-probability, for
+paired comparisons: gomove.compare), PNG plots and TensorBoard events (``tb/``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 
+from gomove.atomic import atomic_save_npz
 from gomove.data.dataset import Dataset, build_dataset, harvest_cached
 from gomove.data.loader import BatchLoader
-from gomove.evaluate.measures import evaluate, validator
+from gomove.evaluate.measures import PositionLog, evaluate, validator
 from gomove.evaluate.report import format_table, write_report
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
@@ -146,7 +149,7 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
 
     writer = SummaryWriter(str(out / "tb"))
     t0 = time.perf_counter()
-    ctx = TrainContext(reg, device, validate, writer, cfg.progress)
+    ctx = TrainContext(reg, device, validate, writer, cfg.progress, val_loader)
     model, history = spec.fit(model_cfg, train_data, ctx)
     train_seconds = time.perf_counter() - t0
     writer.close()
@@ -156,10 +159,16 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     if data.extractor.cfg.light:
         write_policy(out / "policy.npz", model, reg)
     radius = torch.from_numpy(data.extractor.shape_radius())
-    metrics = evaluate(model.log_probs, test_loader, shape_radius=radius, device=device)
+    positions = PositionLog()
+    metrics = evaluate(
+        model.log_probs, test_loader, shape_radius=radius, device=device, positions=positions
+    )
+    atomic_save_npz(out / "positions.npz", **positions.arrays())
     metrics.update(
         {
             "train_seconds": train_seconds,
+            # the trainer's own per-iteration times: the algorithm, validation excluded
+            "algorithm_seconds": sum(float(h.get("seconds", 0.0)) for h in history),
             "model": cfg.model.name,
             "n_features": reg.n_features,
             "train_positions": data.train.n_positions,

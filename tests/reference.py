@@ -11,6 +11,8 @@ the player may not fill (-1 for none).
 
 from __future__ import annotations
 
+import math
+
 from gomove.board.board import BLACK, EMPTY, WHITE
 from gomove.board.coords import from_loc, to_loc
 from gomove.board.zobrist import POSITION_KEYS
@@ -594,3 +596,140 @@ def oracle_area(color, size: int, komi: float) -> tuple[float, list[int]]:
             rr, cc = from_loc(p, size)
             owner[rr * size + cc] = region_owner
     return owner.count(BLACK) - owner.count(WHITE) - komi, owner
+
+
+# --- the comparison paper's rankers (Wistuba et al. 2012, III), slow and plain ---------
+# A position is (teams, winner): teams a list of lists of feature indices.
+
+
+def ref_pr(positions, n_features: int) -> list[float]:
+    """theta_f = W_f / A_f: W counts positions whose expert team holds f, A every team."""
+    wins, appear = [0] * n_features, [0] * n_features
+    for teams, winner in positions:
+        for t, team in enumerate(teams):
+            for f in team:
+                appear[f] += 1
+                wins[f] += t == winner
+    return [w / a if a else 0.0 for w, a in zip(wins, appear, strict=True)]
+
+
+def ref_bar(positions, mu: list[float], sigma2: list[float], beta2: float, kappa: float):
+    """Algorithm 1 of Wistuba et al. 2012 as printed, position after position (mu, sigma2
+    lists updated in place). Team 1 is the expert's; its members are updated first, then
+    the other teams' in order. Returns the positions whose expert team had the strictly
+    highest mean before its update."""
+    hits = 0
+    for teams, winner in positions:
+        order = [winner] + [t for t in range(len(teams)) if t != winner]
+        tmu = {t: sum(mu[f] for f in teams[t]) for t in order}
+        ts2 = {t: sum(sigma2[f] for f in teams[t]) for t in order}
+        hits += all(tmu[winner] > tmu[t] for t in order[1:])
+
+        def p(i, q, tmu=tmu, ts2=ts2):  # P(team i beats team q), Bradley-Terry over c_iq
+            c = math.sqrt(ts2[i] + ts2[q] + 2 * beta2)
+            return math.exp(tmu[i] / c) / (math.exp(tmu[i] / c) + math.exp(tmu[q] / c)), c
+
+        for i in order:
+            omega = delta = 0.0
+            if i == winner:
+                for q in order[1:]:
+                    p1q, c = p(winner, q)
+                    pq1 = 1 - p1q
+                    omega += ts2[i] * pq1 / c
+                    delta += math.sqrt(ts2[i]) / c * ts2[i] / c**2 * p1q * pq1
+            else:
+                pi1, c = p(i, winner)
+                omega = -ts2[i] * pi1 / c
+                delta = math.sqrt(ts2[i]) / c * ts2[i] / c**2 * pi1 * (1 - pi1)
+            for f in teams[i]:
+                share = sigma2[f] / ts2[i]
+                mu[f] += share * omega
+                sigma2[f] *= max(1 - share * delta, kappa)
+    return hits
+
+
+def _vw(t: float) -> tuple[float, float]:
+    """phi(t) / Phi(t) and v (v + t), straight from the definitions (moderate t only)."""
+    v = math.exp(-t * t / 2) / math.sqrt(2 * math.pi) / (0.5 * math.erfc(-t / math.sqrt(2)))
+    return v, v * (v + t)
+
+
+def ref_ep_position(teams, winner: int, mu, sigma2, beta2: float, rounds: int = 2000):
+    """EP on one position's factor graph (Wistuba et al. 2012, Fig. 3) by a flooding
+    schedule: every round computes all factor-to-variable messages from the messages of
+    the round before (damped by half), until nothing moves. Returns {f: (mean, var)}
+    of the posterior marginals. Messages are (precision, precision * mean)."""
+    feats = sorted({f for team in teams for f in team})
+    prior = {f: (1 / sigma2[f], mu[f] / sigma2[f]) for f in feats}
+    k = len(teams)
+    to_theta = {(t, j): (0.0, 0.0) for t in range(k) for j in range(len(teams[t]))}
+    h_w = {q: (0.0, 0.0) for q in range(k) if q != winner}  # order factor q -> x_winner
+    h_q = {q: (0.0, 0.0) for q in range(k) if q != winner}  # order factor q -> x_q
+
+    def marg(f):
+        pi, tau = prior[f]
+        for (t, j), (p, u) in to_theta.items():
+            if teams[t][j] == f:
+                pi, tau = pi + p, tau + u
+        return pi, tau
+
+    for _ in range(rounds):
+        # variable -> sum factor messages (cavities) and sum factor -> x
+        cav = {}
+        for (t, j), (p, u) in to_theta.items():
+            pi, tau = marg(teams[t][j])
+            cav[(t, j)] = (tau - u) / (pi - p), 1 / (pi - p)
+        new_x = {}
+        for t in range(k):
+            m = sum(cav[(t, j)][0] for j in range(len(teams[t])))
+            v = sum(cav[(t, j)][1] for j in range(len(teams[t]))) + beta2
+            new_x[t] = (1 / v, m / v)
+        # order factors
+        new_hw, new_hq = {}, {}
+        for q in h_w:
+            pw = new_x[winner][0] + sum(h_w[r][0] for r in h_w if r != q)
+            tw = new_x[winner][1] + sum(h_w[r][1] for r in h_w if r != q)
+            mw, vw = tw / pw, 1 / pw
+            mq, vq = new_x[q][1] / new_x[q][0], 1 / new_x[q][0]
+            var = vw + vq
+            v, w = _vw((mw - mq) / math.sqrt(var))
+            nvw, nmw = vw * (1 - vw / var * w), mw + vw / math.sqrt(var) * v
+            nvq, nmq = vq * (1 - vq / var * w), mq - vq / math.sqrt(var) * v
+            new_hw[q] = (1 / nvw - pw, nmw / nvw - tw)
+            new_hq[q] = (1 / nvq - 1 / vq, nmq / nvq - mq / vq)
+        # x -> sum factor, then sum factor -> members
+        new_theta = {}
+        for t in range(k):
+            if t == winner:
+                pu, tu = sum(h[0] for h in new_hw.values()), sum(h[1] for h in new_hw.values())
+            else:
+                pu, tu = new_hq[t]
+            for j in range(len(teams[t])):
+                if pu <= 0:
+                    new_theta[(t, j)] = (0.0, 0.0)
+                    continue
+                others = [cav[(t, i)] for i in range(len(teams[t])) if i != j]
+                var = 1 / pu + beta2 + sum(v for _, v in others)
+                mean = tu / pu - sum(m for m, _ in others)
+                new_theta[(t, j)] = (1 / var, mean / var)
+
+        def damp(old, new):
+            return {
+                key: tuple(0.5 * a + 0.5 * b for a, b in zip(old[key], new[key], strict=True))
+                for key in old
+            }
+
+        moved = max(
+            abs(a - b)
+            for key in to_theta
+            for a, b in zip(to_theta[key], new_theta[key], strict=True)
+        )
+        to_theta = damp(to_theta, new_theta)
+        h_w, h_q = damp(h_w, new_hw), damp(h_q, new_hq)
+        if moved < 1e-13:
+            break
+    out = {}
+    for f in feats:
+        pi, tau = marg(f)
+        out[f] = (tau / pi, 1 / pi)
+    return out

@@ -42,7 +42,9 @@ def test_hydra_tools_find_their_configs_anywhere(module, tmp_path):
     assert "name: fbt" in out.stdout and "k: 7" in out.stdout
 
 
-@pytest.mark.parametrize("name", ["gomove-data", "gomove-bench", "gomove-ownership"])
+@pytest.mark.parametrize(
+    "name", ["gomove-data", "gomove-bench", "gomove-ownership", "gomove-compare"]
+)
 def test_argparse_tools_answer_help(name, tmp_path):
     exe = shutil.which(name)
     if exe is None:

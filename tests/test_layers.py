@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("evaluate", ("gomove.evaluate",)),
     ("experiment", ("gomove.experiment",)),
     ("export", ("gomove.export",)),
+    ("compare", ("gomove.compare",)),
     ("play", ("gomove.play",)),
     ("benchmarks", ("gomove.benchmarks",)),
     ("cli", ("gomove.cli", "gomove.predict")),

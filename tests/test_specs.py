@@ -44,7 +44,11 @@ SMALL = {
     "mm": ["model.max_iters=2", "model.tol=0"],
     "fbt": ["k=3", "model.epochs=2"],
     "lfr": ["k=2", "model.epochs=2"],
+    "pr": [],
+    "bar": ["model.passes=2"],
+    "lbr": ["model.passes=2", "model.ep_iters=5"],
 }
+ROWS = {"pr": 2}  # history rows of a SMALL run: the start and 2 iterations, PR's one count
 
 
 def test_table_matches_the_config_group():
@@ -81,7 +85,7 @@ def test_fit_through_the_table_and_round_trip(extracted, tmp_path, name, flat):
     data = spec.train_data(model_cfg, ds, CPU, batch_size=32)
     assert isinstance(data, FlatData if flat else BatchLoader)
     model, history = spec.fit(model_cfg, data, TrainContext(ds.registry, CPU, progress=False))
-    assert isinstance(model, spec.model) and len(history) == 3
+    assert isinstance(model, spec.model) and len(history) == ROWS.get(name, 3)
     path = tmp_path / "model.pt"
     save_checkpoint(path, model, ex, cfg, history)
     state = load_checkpoint(path)
@@ -117,18 +121,18 @@ def test_run_every_model(games, tmp_path, name):
 def test_unknown_model_fails_clearly(extracted, tmp_path):
     """The table, a config and a checkpoint naming an unknown model all fail with a
     message naming the known ones."""
-    known = "known models: mm, fbt, lfr"
-    with pytest.raises(ValueError, match=f"unknown model 'bar'; {known}"):
-        model_spec("bar")
+    known = "known models: mm, fbt, lfr, pr, bar, lbr"
+    with pytest.raises(ValueError, match=f"unknown model 'nope'; {known}"):
+        model_spec("nope")
     with pytest.raises(ValueError, match=known):
-        model_config(cfg_of(["model.name=bar"]))
+        model_config(cfg_of(["model.name=nope"]))
     with pytest.raises(ValueError, match=known):
-        run(cfg_of(["model.name=bar", f"data.cache_dir={tmp_path}"]), tmp_path / "run")
-    with pytest.raises(ConfigCompositionException, match="(?s)model/bar.*fbt.*lfr.*mm"):
-        cfg_of(["model=bar"])
+        run(cfg_of(["model.name=nope", f"data.cache_dir={tmp_path}"]), tmp_path / "run")
+    with pytest.raises(ConfigCompositionException, match="(?s)model/nope.*fbt.*lfr.*mm"):
+        cfg_of(["model=nope"])
     ds, ex = extracted
     path = tmp_path / "m.pt"
-    save_checkpoint(path, BradleyTerry(ds.registry.n_features), ex, {"model": {"name": "bar"}})
+    save_checkpoint(path, BradleyTerry(ds.registry.n_features), ex, {"model": {"name": "nope"}})
     with pytest.raises(ValueError, match=known):
         load_checkpoint(path)
 

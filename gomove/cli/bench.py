@@ -1,6 +1,6 @@
 """``gomove-bench`` (``python bench.py``): benchmarks, JSON lines out.
 
-    gomove-bench [replay] [extract] [mm] [fbt] [playout] [mc-owner] [search] [predict]
+    gomove-bench [replay] [extract] [mm] [fbt] [rankers] [playout] [mc-owner] [search] [predict]
 
 Reads real games from ../shared/data when present, else the embedded sample.
 """
@@ -11,7 +11,7 @@ import argparse
 
 from gomove import benchmarks
 
-ALL = ("replay", "extract", "mm", "fbt", "playout", "mc-owner", "search", "predict")
+ALL = ("replay", "extract", "mm", "fbt", "rankers", "playout", "mc-owner", "search", "predict")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -20,7 +20,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data", help="games to read (default: ../shared/data month 1)")
     p.add_argument("--games", type=int, default=200, help="games timed")
     p.add_argument("--harvest-games", type=int, default=1000, help="games harvested for shapes")
-    p.add_argument("--mm-games", type=int, default=1000, help="training games for `mm` and `fbt`")
+    p.add_argument(
+        "--mm-games", type=int, default=1000, help="training games for `mm`, `fbt` and `rankers`"
+    )
     p.add_argument("--mm-iters", type=int, default=2, help="MM iterations timed")
     p.add_argument("--owner-games", type=int, default=5, help="games timed by `mc-owner`")
     p.add_argument("--cache-dir", default="cache", help="where `mm` and `fbt` keep their dataset")

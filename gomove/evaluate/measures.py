@@ -32,6 +32,30 @@ from gomove.models import LogProbsFn
 RANK_ERROR_BINS = 100
 
 
+class PositionLog:
+    """Every evaluated position's record, for paired comparisons of models (bootstrap
+    over games, box plots): arrays in evaluation order, ``arrays()`` as numpy.
+
+    rank, n_legal, game, move: int64; radius: the shape radius matched at the expert
+    move (0: none; -1 without shape radii); log_p: float64, the expert's log-probability.
+    """
+
+    FIELDS = ("rank", "n_legal", "game", "move", "radius", "log_p")
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[np.ndarray]] = {f: [] for f in self.FIELDS}
+
+    def add(self, **cols: np.ndarray) -> None:
+        for f in self.FIELDS:
+            self.parts[f].append(np.asarray(cols[f]))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {
+            f: np.concatenate(v) if v else np.zeros(0, np.float64 if f == "log_p" else np.int64)
+            for f, v in self.parts.items()
+        }
+
+
 def uniform_log_probs(feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Baseline: log(1 / n_legal) on every real candidate, -inf on padding.
 
@@ -108,6 +132,7 @@ def evaluate(
     phase_len: int = 30,
     max_rank: int = 30,
     device: torch.device | str | None = None,
+    positions: PositionLog | None = None,
 ) -> dict[str, Any]:
     """Stream over ``data`` once and compute the measures of the module docstring.
 
@@ -117,6 +142,7 @@ def evaluate(
     feature, enables ``by_pattern_size``. Batches are moved to ``device`` when
     given. Returns a JSON-ready dict: n_positions, n_games, top1, topn,
     log_evidence, mean_rank, rank_error, mean_legal, phase[, by_pattern_size].
+    positions: when given, gets every position's record (PositionLog).
     """
     n = 0
     top1 = 0
@@ -162,11 +188,21 @@ def evaluate(
             phase = (batch.move // phase_len).cpu().numpy()
             err_bin = np.minimum((err_np * RANK_ERROR_BINS).astype(np.int64), RANK_ERROR_BINS - 1)
             phases.add(phase, hit_np, lw_np, err_np, err_bin)
+            radius = np.full(len(rank_np), -1, dtype=np.int64)
             if shape_radius is not None:
                 if radius_dev is None:
                     radius_dev = shape_radius.to(batch.feat.device)
                 radius = radius_dev[batch.feat[rows, batch.winner]].amax(-1).cpu().numpy()
                 sizes.add(radius, hit_np, lw_np, err_np)
+            if positions is not None:
+                positions.add(
+                    rank=rank_np,
+                    n_legal=n_legal.cpu().numpy(),
+                    game=batch.game.cpu().numpy(),
+                    move=batch.move.cpu().numpy(),
+                    radius=radius,
+                    log_p=lw_np,
+                )
 
     if n == 0:
         raise ValueError("no positions to evaluate")

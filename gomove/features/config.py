@@ -16,6 +16,7 @@ FEATURES_VERSION = 1
 OPTIONAL_FIELDS = {
     "mc_owner": ("mc_owner", "mc_owner_playouts", "mc_owner_seed"),
     "light": ("light",),
+    "small": ("small", "small_max_radius"),
 }
 
 
@@ -44,6 +45,10 @@ class FeatureConfig:
     # Coulom's light features for playouts (2007, 4.1; features/light.py) in
     # place of the tactical groups and shapes (features=light)
     light: bool = False
+    # Stern's small feature vector (features/small.py) on candidates whose largest
+    # matched shape has radius <= small_max_radius or none (Wistuba et al. 2012, Fig. 9)
+    small: bool = False
+    small_max_radius: int = 4
 
     def key_dict(self) -> dict:
         """The fields extracted levels depend on, for dataset cache keys.
@@ -75,5 +80,7 @@ class FeatureConfig:
                 "light features replace the tactical groups and shapes: "
                 "set tactical=[] and shapes=false (configs/features/light.yaml)"
             )
+        if self.small and not self.shapes:
+            raise ValueError("small features go with shape patterns: set shapes=true")
         if self.mc_owner and self.mc_owner_playouts < 1:
             raise ValueError(f"mc_owner_playouts must be >= 1, not {self.mc_owner_playouts}")

@@ -8,7 +8,8 @@ Terms:
 The registry holds the enabled tactical groups (in tactical.py's order) or,
 with ``light``, the light groups (light.py's LIGHT_GROUPS), then
 ``mc_owner`` when on (Coulom's 9th feature, mc_owner.py) and, when shapes are
-on, one ``shape`` group whose levels are the harvested patterns.
+on, one ``shape`` group whose levels are the harvested patterns, then ``small``
+(Stern's small vector, small.py) when on.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from gomove.features.mc_owner import level_names as mc_owner_level_names
 from gomove.features.patterns import make_templates
 from gomove.features.position import FeatureVisitor, visit_position
 from gomove.features.registry import Group, Registry
+from gomove.features.small import level_names as small_level_names
 from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS
 
 
@@ -55,6 +57,8 @@ class FeatureExtractor:
             groups.append(Group("mc_owner", mc_owner_level_names(cfg.mc_owner_playouts)))
         if self.table is not None:
             groups.append(Group("shape", self.table.level_names()))
+        if cfg.small:
+            groups.append(Group("small", small_level_names()))
         self.registry = Registry(groups)
         self._position_visitors: dict[int, FeatureVisitor] = {}
 
@@ -66,6 +70,12 @@ class FeatureExtractor:
             o = self.registry.offsets[g]
             out[o : o + len(self.table)] = self.table.radius
         return out
+
+    def small_levels(self, shape: np.ndarray, small: np.ndarray) -> np.ndarray:
+        """Stern's small vector where the largest matched shape is small (radius <=
+        small_max_radius) or none matched, 0 (absent) elsewhere (Wistuba et al. 2012)."""
+        radius = np.concatenate([[0], self.table.radius])[shape]
+        return np.where(radius <= self.cfg.small_max_radius, small, 0).astype(np.uint16)
 
     def visitor(self, size: int, n_moves: int) -> FeatureVisitor:
         """The replay visitor (features/position.py) filling this config's groups for a game."""
@@ -82,6 +92,7 @@ class FeatureExtractor:
             light=cfg.light,
             shapes=self.table is not None,
             mc_owner=cfg.mc_owner,
+            small=cfg.small,
             n_playouts=cfg.mc_owner_playouts,
             owner_seed=cfg.mc_owner_seed,
             max_moves=default_max_moves(size),
@@ -99,6 +110,8 @@ class FeatureExtractor:
             cols["mc_owner"] = v.owner_out[:total]
         if self.table is not None:
             cols["shape"] = v.shape_out[:total]
+        if self.cfg.small:
+            cols["small"] = self.small_levels(cols["shape"], v.small_out[:total])
         return cols
 
     def position(self, board: Board, color: int) -> tuple[np.ndarray, np.ndarray]:

@@ -14,7 +14,8 @@ pass over the game:
   column as its level), ``shapes`` (the largest harvested pattern,
   patterns.match_largest, 0 for none and for pass), ``mc_owner`` (the
   Monte-Carlo owner level, mc_owner.py; its playouts run on a copy before
-  anything else touches the position, seeded by position).
+  anything else touches the position, seeded by position), ``small``
+  (Stern's small vector + 1, small.py; 0 for pass).
 - ``harvest``: the canonical hash of every template radius around the played
   move (0 for a pass) and the states of the largest template's points, for the
   pattern counts and drawings of harvest.py; no candidates.
@@ -47,6 +48,7 @@ from gomove.features.light import (
 )
 from gomove.features.mc_owner import owner_counts, owner_level, position_seed
 from gomove.features.patterns import Templates, match_largest, pattern_hashes, pattern_states
+from gomove.features.small import small_vector
 from gomove.features.tactical import N_TACTICAL, tactical_levels
 
 
@@ -97,6 +99,8 @@ class FeatureVisitor(NamedTuple):
     memo: np.ndarray  # int64[L] ladder memo of tactical_levels
     counts: np.ndarray  # int64[size * size] MC-owner counts
     total: np.ndarray  # int64[1] rows written so far
+    small: bool  # Stern's small vector (small.py), level = vector + 1, 0 for pass
+    small_out: np.ndarray  # uint16[C]
 
     @classmethod
     def new(
@@ -114,13 +118,14 @@ class FeatureVisitor(NamedTuple):
         shapes: bool = False,
         mc_owner: bool = False,
         harvest: bool = False,
+        small: bool = False,
         n_playouts: int = 0,
         owner_seed: int = 0,
         max_moves: int = 0,
     ) -> FeatureVisitor:
         """A visitor for a game of n_moves on a size x size board, its outputs sized."""
         npts = size * size + 1
-        rows = n_moves * npts if (tactical or light or shapes or mc_owner) else 0
+        rows = n_moves * npts if (tactical or light or shapes or mc_owner or small) else 0
         n_radii = len(templates.radii)
 
         def rows_of(on: bool, dtype, width: int | None = None) -> np.ndarray:
@@ -146,6 +151,8 @@ class FeatureVisitor(NamedTuple):
             np.empty((size + 2) ** 2, np.int64),
             np.zeros(size * size, np.int64),
             np.zeros(1, np.int64),
+            small,
+            rows_of(small, np.uint16),
         )  # fmt: skip
 
     @property
@@ -172,7 +179,7 @@ def _visit_features(visitor, b, i, loc, color):
                 pattern_hashes(b, loc, color, v.dx, v.dy, v.ends, v.perm, v.keys, v.hashes)
                 v.hashes_out[i, :] = v.hashes
                 pattern_states(b, loc, color, v.dx, v.dy, v.states_out[i])
-        if not (v.tactical or v.light or v.shapes or v.mc_owner):
+        if not (v.tactical or v.light or v.shapes or v.mc_owner or v.small):
             return False
         cands = v.cands
         n = legal_moves(b, color, v.superko, cands)
@@ -234,6 +241,8 @@ def _fill_rows(v: FeatureVisitor, b, color: int, cands: np.ndarray, n: int, star
                 v.light_out[row, SELF_ATARI_COL] = sa
                 v.light_out[row, CONTIGUITY_COL] = cont
                 v.light_out[row, PATTERN_COL] = v.raw_to_level[code]
+        if v.small:
+            v.small_out[row] = 0 if loc == PASS else small_vector(b, loc, color) + 1
         if v.mc_owner:
             if loc == PASS:
                 v.owner_out[row] = 0

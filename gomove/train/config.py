@@ -2,7 +2,8 @@
 
 Groups mirror the code: ``data`` (``DataConfig``), ``features``
 (gomove.features.config.FeatureConfig), ``model`` (one schema per model, a
-``ModelConfig``: ``MMConfig`` for mm, ``SGDConfig`` for fbt and lfr; which
+``ModelConfig``: ``MMConfig`` for mm, ``SGDConfig`` for fbt and lfr,
+``RankerConfig`` for pr, bar and lbr; which
 schema a model name uses is gomove.train.specs.MODELS, which also registers
 them all in Hydra's ConfigStore, ``register``). Every model group reads its
 ``seed`` from the top level.
@@ -145,6 +146,53 @@ class SGDConfig(ModelConfig):
                 raise ValueError(f"{key} must be one of {allowed}, not {value!r}")
         if self.k < 0 or self.sample < 0 or self.epochs < 0 or self.batch_size < 1:
             raise ValueError("k, sample and epochs must be >= 0 and batch_size >= 1")
+
+
+RANKERS = ("pr", "bar", "lbr")
+
+
+@dataclass
+class RankerConfig(ModelConfig):
+    """The comparison paper's rankers (gomove.train.rankers; Wistuba et al. 2012, III).
+
+    name: "pr" (win rates), "bar" (Weng and Lin's Bayesian approximation,
+        Algorithm 1) or "lbr" (Stern et al.'s Thurstone-Mosteller ranking of
+        pattern teams by expectation propagation).
+    single: a move is its largest matched shape alone, no tactical groups
+        (Stern et al.'s original Bayesian full ranking; "no shape" is a level).
+    passes: passes over the training positions, in order (bar, lbr).
+    report_every: a history row (validation, TensorBoard) every this many
+        positions as well as after each pass (0: after each pass only).
+    prior_mu, prior_sigma2: every feature's prior N(mu, sigma2) (bar, lbr).
+    beta2: performance noise beta^2 (the paper's BAR: 13).
+    kappa: BAR's floor epsilon of a variance's shrinking factor (Weng and Lin: 1e-4).
+    ep_iters, ep_tol: LBR's message passing on one position stops after ep_iters
+        iterations or once no member's mean moves by more than ep_tol of its sd.
+    calibrate_positions: the softmax temperature is fitted on the validation
+        set; without one, on this many training positions (evenly spaced).
+    """
+
+    name: str = "pr"
+    single: bool = False
+    passes: int = 1
+    report_every: int = 0
+    prior_mu: float = 0.0
+    prior_sigma2: float = 1.0
+    beta2: float = 1.0
+    kappa: float = 1e-4
+    ep_iters: int = 20
+    ep_tol: float = 1e-3
+    calibrate_positions: int = 20000
+
+    def validate(self) -> None:
+        if self.name not in RANKERS:
+            raise ValueError(f"name must be one of {RANKERS}, not {self.name!r}")
+        if self.passes < 1 or self.report_every < 0 or self.calibrate_positions < 1:
+            raise ValueError("passes and calibrate_positions must be >= 1, report_every >= 0")
+        if not (self.prior_sigma2 > 0 and self.beta2 > 0 and 0 < self.kappa <= 1):
+            raise ValueError("prior_sigma2 and beta2 must be > 0 and kappa in (0, 1]")
+        if self.ep_iters < 1 or self.ep_tol < 0:
+            raise ValueError("ep_iters must be >= 1 and ep_tol >= 0")
 
 
 @dataclass

@@ -39,12 +39,21 @@ from gomove.features.registry import Registry
 from gomove.models import MoveModel
 from gomove.models.fbt import FactorizationBT
 from gomove.models.mm import BradleyTerry
+from gomove.models.rankers import GaussianRanking, WinRateRanking
 from gomove.samples import sample_path
 from gomove.train.checkpoint import read_checkpoint
-from gomove.train.config import Config, DataConfig, MMConfig, ModelConfig, SGDConfig
+from gomove.train.config import (
+    Config,
+    DataConfig,
+    MMConfig,
+    ModelConfig,
+    RankerConfig,
+    SGDConfig,
+)
 from gomove.train.flat import FlatData
 from gomove.train.mm import train_mm
 from gomove.train.mm_flat import flat_mm
+from gomove.train.rankers import fit_ranker
 from gomove.train.report import Validate
 from gomove.train.sgd import train_sgd
 
@@ -59,13 +68,14 @@ TrainData = FlatData | Iterable[Batch]
 @dataclass(frozen=True)
 class TrainContext:
     """What every trainer gets besides its config and data: the features, the device,
-    validation, TensorBoard and whether to show progress bars."""
+    validation, TensorBoard, whether to show progress bars and the validation batches."""
 
     registry: Registry
     device: torch.device
     validate: Validate | None = None
     writer: SummaryWriter | None = None
     progress: bool = True
+    val_data: Iterable[Batch] | None = None  # held-out batches (the rankers' calibration)
 
 
 History = list[dict[str, Any]]
@@ -148,6 +158,21 @@ def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveMod
     )
 
 
+def fit_rankers(cfg: RankerConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
+    """PR, BAR or LBR (gomove.train.rankers), calibrated on ctx.val_data when given."""
+    reg = ctx.registry
+    return fit_ranker(
+        cfg,
+        data,
+        reg.group_spans(),
+        reg.n_features,
+        ctx.device,
+        validate=ctx.validate,
+        val_data=ctx.val_data,
+        writer=ctx.writer,
+    )
+
+
 MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
@@ -157,6 +182,14 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec("fbt", SGDConfig, FactorizationBT, fit_sgd, flat_devices=("cpu",)),
         # Wistuba and Schmidt-Thieme 2013: the same score, pairwise loss (FBT's baseline)
         ModelSpec("lfr", SGDConfig, FactorizationBT, fit_sgd, flat_devices=("cpu",)),
+        # Wistuba et al. 2012, III: the comparison paper's rankers (numba updates on the
+        # CPU whatever the device; PR also counts padded batches in tensor form)
+        # probabilistic ranking: theta = wins / appearances
+        ModelSpec("pr", RankerConfig, WinRateRanking, fit_rankers, flat_devices=None),
+        # Bayesian Approximation Ranking: Weng and Lin's online update (Algorithm 1)
+        ModelSpec("bar", RankerConfig, GaussianRanking, fit_rankers, flat_devices=None),
+        # Loopy Bayesian Ranking: Stern et al.'s EP on pattern teams, filtered
+        ModelSpec("lbr", RankerConfig, GaussianRanking, fit_rankers, flat_devices=None),
     )
 }
 

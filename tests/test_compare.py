@@ -1,0 +1,128 @@
+"""gomove.compare: the comparison paper's tables and figures from finished runs.
+
+Invariants checked:
+- the cumulative rank distribution counts ranks <= n;
+- the bootstrap differences to PR equal a slow loop over the same draws of
+  games (paired), the point estimate is the plain difference, and PR's own
+  difference is exactly 0;
+- from run folders holding metrics.json, positions.npz and a checkpoint
+  history (no training), ``compare`` writes Table I, the log-evidence,
+  time and memory tables and every figure (5, 6, 7, 8 per size, 10);
+- an unknown system fails before any run; ``NAME+small`` adds the small features.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from gomove.compare import (
+    Plan,
+    bootstrap_differences,
+    compare,
+    cumulative,
+    run_dir,
+    system_overrides,
+)
+
+
+def test_cumulative():
+    rank = np.array([1, 1, 2, 5, 40])
+    c = cumulative(rank, max_rank=5)
+    np.testing.assert_allclose(c, [0.4, 0.6, 0.6, 0.6, 0.8])
+
+
+def test_bootstrap_equals_a_slow_loop():
+    rng = np.random.default_rng(1)
+    game = np.repeat(np.arange(7), rng.integers(1, 9, 7))
+    ranks = {n: rng.integers(1, 40, len(game)) for n in ("pr", "a", "b")}
+    got = bootstrap_differences(ranks, game, "pr", n_boot=50, seed=3)
+    # the same draws, by a loop over them
+    draws = np.random.default_rng(3).multinomial(7, np.full(7, 1 / 7), size=50)
+    for name in ranks:
+        boot = []
+        for counts in draws:
+            idx = np.concatenate(
+                [np.flatnonzero(game == g).repeat(c) for g, c in enumerate(counts)]
+            )
+            boot.append(cumulative(ranks[name][idx]) - cumulative(ranks["pr"][idx]))
+        diff, lo, hi = got[name]
+        np.testing.assert_allclose(diff, cumulative(ranks[name]) - cumulative(ranks["pr"]))
+        np.testing.assert_allclose(lo, np.percentile(boot, 2.5, axis=0))
+        np.testing.assert_allclose(hi, np.percentile(boot, 97.5, axis=0))
+    assert not got["pr"][0].any() and not got["pr"][1].any()
+
+
+def fake_run(plan: Plan, name: str, size: int, rng) -> None:
+    """A finished run folder: metrics.json, positions.npz, a checkpoint with a history."""
+    out = run_dir(plan, name, size)
+    out.mkdir(parents=True)
+    n = 300
+    game = np.repeat(np.arange(10), 30)
+    rank = rng.integers(1, 60, n)
+    (out / "metrics.json").write_text(
+        json.dumps(
+            {
+                "top1": float(np.mean(rank == 1)),
+                "log_evidence": -3.0,
+                "train_games": size,
+                "train_positions": 200 * size,
+                "train_seconds": 2.0,
+                "peak_rss_mb": 1000.0,
+                "n_positions": n,
+            }
+        )
+    )
+    np.savez(
+        out / "positions.npz",
+        rank=rank,
+        n_legal=np.full(n, 200),
+        game=game,
+        move=np.tile(np.arange(0, 300, 10), 10),
+        radius=rng.integers(0, 11, n),
+        log_p=np.full(n, -3.0),
+    )
+    hist = [{"seconds": 0.5}, {"seconds": 1.0}]
+    if name == "bar":  # a trainer that records CPU time: that is the figure then
+        hist = [
+            {"iter": 0},
+            {"seconds": 1.0, "cpu_seconds": 0.25},
+            {"seconds": 1.0, "cpu_seconds": 0.5},
+        ]
+    torch.save({"history": hist}, out / "model.pt")
+
+
+def test_compare_writes_tables_and_figures(tmp_path):
+    plan = Plan(out=tmp_path, systems=["mm", "pr", "bar"], sizes=[10, 20], bootstrap=20)
+    rng = np.random.default_rng(0)
+    for name in plan.systems:
+        for size in plan.sizes:
+            fake_run(plan, name, size, rng)
+    table = compare(plan)
+    assert table["mm"][20]["seconds_per_game"] == pytest.approx(1.5 / 20)  # wall: no CPU
+    assert table["bar"][20]["seconds_per_game"] == pytest.approx(0.75 / 20)
+    assert table["bar"][20]["seconds_are_cpu"] and not table["mm"][20]["seconds_are_cpu"]
+    md = (tmp_path / "comparison.md").read_text()
+    assert "Table I" in md and "Log-evidence" in md and "Bayesian Approximation Ranking" in md
+    assert "| Minorization-Maximization | 0.1500* | 0.0750* |" in md
+    for size in plan.sizes:
+        for fig in (
+            "fig5_cumulative",
+            "fig6_difference_to_pr",
+            "fig7_rank_error",
+            "fig8_pattern_size",
+        ):
+            assert (tmp_path / f"{fig}_{size}.png").stat().st_size > 0
+            assert f"{fig}_{size}.png" in md
+    assert (tmp_path / "fig10_time_per_game.png").exists()
+    assert json.loads((tmp_path / "comparison.json").read_text())["pr"]["10"]["train_games"] == 10
+
+
+def test_systems():
+    assert system_overrides("lbr") == ["model=lbr"]
+    assert system_overrides("bar+small") == ["model=bar", "features.small=true"]
+    with pytest.raises(ValueError, match="unknown system 'nope'"):
+        compare(Plan(out=None, systems=["nope"], sizes=[1]))  # type: ignore[arg-type]

@@ -25,6 +25,7 @@ Terms:
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -211,6 +212,51 @@ def trunc_vw(t):
     return v, w
 
 
+class LBRScratch(NamedTuple):
+    """lbr_position's working arrays, allocated once per pass (new_lbr_scratch)."""
+
+    local: np.ndarray  # int64[F] a feature's index among the position's features, -1 if absent
+    pats: np.ndarray  # int64[E] the position's distinct features
+    edge_pat: np.ndarray  # int64[E] the local feature of each (team, member) edge
+    pi0: np.ndarray  # float64[E] each local feature's prior (precision, precision-mean)
+    tau0: np.ndarray
+    pi_l: np.ndarray  # float64[E] each local feature's current marginal
+    tau_l: np.ndarray
+    pi_e: np.ndarray  # float64[E] each edge's message from its team to the member
+    tau_e: np.ndarray
+    cav_m: np.ndarray  # float64[E] each edge's cavity mean and variance
+    cav_v: np.ndarray
+    perf_m: np.ndarray  # float64[T] each team's performance mean and variance
+    perf_v: np.ndarray
+    pi_win: np.ndarray  # float64[T] ordering factor q's message to the winner
+    tau_win: np.ndarray
+    pi_los: np.ndarray  # float64[T] ordering factor q's message to loser q
+    tau_los: np.ndarray
+
+
+@njit(cache=True)
+def new_lbr_scratch(n_features: int, n_mem: int, max_cands: int) -> LBRScratch:
+    return LBRScratch(
+        np.full(n_features, -1, dtype=np.int64),
+        np.empty(n_mem, dtype=np.int64),
+        np.empty(n_mem, dtype=np.int64),
+        np.empty(n_mem),
+        np.empty(n_mem),
+        np.empty(n_mem),
+        np.empty(n_mem),
+        np.empty(n_mem),
+        np.empty(n_mem),
+        np.empty(n_mem),
+        np.empty(n_mem),
+        np.empty(max_cands),
+        np.empty(max_cands),
+        np.empty(max_cands),
+        np.empty(max_cands),
+        np.empty(max_cands),
+        np.empty(max_cands),
+    )
+
+
 @njit(cache=True)
 def lbr_position(
     mu,
@@ -222,23 +268,7 @@ def lbr_position(
     beta2,
     max_iters,
     tol,
-    local,
-    pats,
-    edge_pat,
-    pi0,
-    tau0,
-    pi_l,
-    tau_l,
-    pi_e,
-    tau_e,
-    cav_m,
-    cav_v,
-    perf_m,
-    perf_v,
-    pi_win,
-    tau_win,
-    pi_los,
-    tau_los,
+    scratch,
 ):
     """EP on one position's factor graph (Wistuba et al. 2012, Fig. 3); update mu, sigma2.
 
@@ -251,9 +281,11 @@ def lbr_position(
     factors (x_w's marginal updated after each); each team's messages back to its
     members, the marginals updated team by team. Stops when no member's mean moved
     by more than tol times its standard deviation, or after max_iters. Returns the
-    iterations done. Scratch arrays are sized by the caller; local[F] must be -1
+    iterations done. scratch: an LBRScratch (new_lbr_scratch); its local[F] must be -1
     everywhere on entry and is left so.
     """
+    (local, pats, edge_pat, pi0, tau0, pi_l, tau_l, pi_e, tau_e, cav_m, cav_v,
+     perf_m, perf_v, pi_win, tau_win, pi_los, tau_los) = scratch  # fmt: skip
     n_edges = mstart[k]
     n_pat = 0
     for e in range(n_edges):
@@ -395,23 +427,7 @@ def lbr_pass(
     mstart = np.empty(max_cands + 1, dtype=np.int64)
     tmu = np.empty(max_cands)
     ts2 = np.empty(max_cands)
-    local = np.full(mu.shape[0], -1, dtype=np.int64)
-    pats = np.empty(n_mem, dtype=np.int64)
-    edge_pat = np.empty(n_mem, dtype=np.int64)
-    pi0 = np.empty(n_mem)
-    tau0 = np.empty(n_mem)
-    pi_l = np.empty(n_mem)
-    tau_l = np.empty(n_mem)
-    pi_e = np.empty(n_mem)
-    tau_e = np.empty(n_mem)
-    cav_m = np.empty(n_mem)
-    cav_v = np.empty(n_mem)
-    perf_m = np.empty(max_cands)
-    perf_v = np.empty(max_cands)
-    pi_win = np.empty(max_cands)
-    tau_win = np.empty(max_cands)
-    pi_los = np.empty(max_cands)
-    tau_los = np.empty(max_cands)
+    scratch = new_lbr_scratch(mu.shape[0], n_mem, max_cands)
     hits = 0
     iters = 0
     for p in range(p0, p1):
@@ -447,22 +463,6 @@ def lbr_pass(
             beta2,
             max_iters,
             tol,
-            local,
-            pats,
-            edge_pat,
-            pi0,
-            tau0,
-            pi_l,
-            tau_l,
-            pi_e,
-            tau_e,
-            cav_m,
-            cav_v,
-            perf_m,
-            perf_v,
-            pi_win,
-            tau_win,
-            pi_los,
-            tau_los,
+            scratch,
         )
     return hits, iters

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from gomove.board.board import BLACK, WHITE, new_board
-from gomove.board.coords import PASS, gtp_to_loc, loc_to_gtp, move_to_loc
+from gomove.board.coords import gtp_to_loc, loc_to_gtp, move_to_loc
 from gomove.board.replay import board_at, play_moves
 from gomove.play.predict import Predictor, plot_prediction
 from gomove.reading.games import load_game
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{i:3d}. {vertex:>5s} {p:8.4f}")
     if expert is not None:
         rank = pred.rank_of(expert)
-        name = loc_to_gtp(expert, size) if expert != PASS else "pass"
+        name = loc_to_gtp(expert, size)
         if rank is None:
             print(f"expert move {name}: not a legal candidate")
         else:

@@ -16,21 +16,17 @@ from __future__ import annotations
 import numpy as np
 
 from gomove.board.board import BLACK
-from gomove.board.coords import GTP_COLUMNS, PASS, loc_to_gtp
+from gomove.board.coords import GTP_COLUMNS, loc_to_gtp
 from gomove.play.search.search import MoveInfo
-
-
-def vertex(loc: int, size: int) -> str:
-    return "pass" if loc == PASS else loc_to_gtp(loc, size)
 
 
 def lz_info(moves: list[MoveInfo], size: int, max_moves: int = 30) -> str:
     """One lz-analyze line (empty when nothing was searched)."""
     parts = []
     for order, m in enumerate(moves[:max_moves]):
-        pv = " ".join(vertex(x, size) for x in m.pv)
+        pv = " ".join(loc_to_gtp(x, size) for x in m.pv)
         parts.append(
-            f"info move {vertex(m.loc, size)} visits {m.visits} "
+            f"info move {loc_to_gtp(m.loc, size)} visits {m.visits} "
             f"winrate {_int10k(m.winrate)} prior {_int10k(m.prior)} "
             f"lcb {_int10k(max(m.lcb(), 0.0))} order {order} pv {pv}"
         )
@@ -47,9 +43,9 @@ def kata_info(
     """One kata-analyze line; ownership: P(black) - P(white) in sgfmill order, or None."""
     parts = []
     for order, m in enumerate(moves[:max_moves]):
-        pv = " ".join(vertex(x, size) for x in m.pv)
+        pv = " ".join(loc_to_gtp(x, size) for x in m.pv)
         parts.append(
-            f"info move {vertex(m.loc, size)} visits {m.visits} winrate {m.winrate:.6f} "
+            f"info move {loc_to_gtp(m.loc, size)} visits {m.visits} winrate {m.winrate:.6f} "
             f"prior {m.prior:.6f} lcb {max(m.lcb(), 0.0):.6f} order {order} pv {pv}"
         )
     line = " ".join(parts)

@@ -22,10 +22,10 @@ import numpy as np
 
 from gomove import __version__
 from gomove.board.board import BLACK, EMPTY, WHITE, copy_board
-from gomove.board.coords import PASS, from_loc, gtp_to_loc
+from gomove.board.coords import PASS, from_loc, gtp_to_loc, loc_to_gtp
 from gomove.board.playout import area_score, run_playouts
 from gomove.play.game import GameState
-from gomove.play.gtp.analysis import gfx_influence, kata_info, lz_info, vertex
+from gomove.play.gtp.analysis import gfx_influence, kata_info, lz_info
 from gomove.play.gtp.protocol import GtpError
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor, probability_grid
@@ -153,12 +153,12 @@ class GtpEngine:
             return "resign"
         self.game.play(color, move)
         self._advance(move)
-        return vertex(move, self.game.size)
+        return loc_to_gtp(move, self.game.size)
 
     def reg_genmove(self, args: list[str]) -> str:
         color = _color_arg(args, 0)
         move = self._choose(color)
-        return "resign" if move == RESIGN else vertex(move, self.game.size)
+        return "resign" if move == RESIGN else loc_to_gtp(move, self.game.size)
 
     def undo(self, args: list[str]) -> str:
         try:
@@ -417,7 +417,7 @@ class GtpEngine:
             move = PASS
         g.play(color, move)
         self._advance(move)
-        return f"play {vertex(move, size)}"
+        return f"play {loc_to_gtp(move, size)}"
 
 
 def _int_arg(args: list[str], i: int, what: str) -> int:

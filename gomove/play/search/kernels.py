@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gomove.board.board import NMOVES, SIZE, Board, W, is_legal
+from gomove.board.board import NMOVES, SIZE, Board, W, legal_moves
 from gomove.board.coords import PASS
 from gomove.board.playout import (
     area_score_into,
@@ -49,21 +49,26 @@ MAX_DEPTH = 2048
 
 
 @njit(cache=True)
+def tree_moves(b: Board, color: int, superko: bool, out: np.ndarray) -> int:
+    """The moves a node of the tree offers: color's legal moves (board.legal_moves) that
+    fill none of its own eyes, in loc order, then PASS; returns their number."""
+    n = legal_moves(b, color, superko, out)
+    w = b.info[W]
+    k = 0
+    for j in range(n):
+        if not eye_at(b.color, w, out[j], color):
+            out[k] = out[j]
+            k += 1
+    out[k] = PASS
+    return k + 1
+
+
+@njit(cache=True)
 def expand_all(
     t: Tree, node: int, b: Board, color: int, moves: np.ndarray, priors: np.ndarray
 ) -> bool:
-    """Plain expansion: color's legal moves on b that fill none of its own eyes, then pass."""
-    size = b.info[SIZE]
-    w = b.info[W]
-    n = 0
-    for r in range(size):
-        for c in range(size):
-            loc = (r + 1) * w + c + 1
-            if is_legal(b, loc, color) and not eye_at(b.color, w, loc, color):
-                moves[n] = loc
-                n += 1
-    moves[n] = PASS
-    n += 1
+    """Plain expansion: the node's tree_moves (superko left to the root), priors 1/n."""
+    n = tree_moves(b, color, False, moves)
     for j in range(n):
         priors[j] = 1.0 / n
     return add_children(t, node, moves, priors, n, False)

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gomove.board.board import BLACK, SIZE, WHITE, Board, copy_board, is_superko, legal_moves
-from gomove.board.coords import PASS, loc_to_gtp
-from gomove.board.playout import UNIFORM, default_max_moves, is_eye, new_rng, start_state
+from gomove.board.board import BLACK, SIZE, WHITE, Board, copy_board, is_superko
+from gomove.board.coords import PASS
+from gomove.board.playout import UNIFORM, default_max_moves, new_rng, start_state
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig
@@ -37,6 +37,7 @@ from gomove.play.search.kernels import (
     RAVE,
     RAVE_K,
     simulate,
+    tree_moves,
 )
 from gomove.play.search.tree import (
     N_NODES,
@@ -147,9 +148,8 @@ class Search:
             return pred.locs[order], pred.probs[order], True
         size = int(board.info[SIZE])
         out = np.empty(size * size + 1, np.int64)
-        n = legal_moves(board, color, True, out)
-        locs = [int(x) for x in out[:n] if not is_eye(board, int(x), color)] + [PASS]
-        return np.array(locs, np.int64), np.full(len(locs), 1.0 / len(locs)), False
+        n = tree_moves(board, color, True, out)
+        return out[:n], np.full(n, 1.0 / n), False
 
     def _prepare_root(self, board: Board, color: int) -> None:
         t = self.tree
@@ -279,7 +279,3 @@ class Search:
             move, winrate, done, seconds, moves, own, int(self.tree.info[N_NODES]), promotions
         )
 
-
-def vertex(loc: int, size: int) -> str:
-    """GTP vertex of a loc ('pass' for PASS)."""
-    return "pass" if loc == PASS else loc_to_gtp(loc, size)

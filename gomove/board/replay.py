@@ -146,6 +146,18 @@ def board_at(game, move: int | None = None) -> tuple[Board, int]:
     return b, to_move
 
 
+def move_error(b: Board, loc: int, color: int, superko: bool = True) -> str | None:
+    """Why color may not play loc on b now (None: legal; pass always is): the one
+    legality check of the tools that take moves from people (play_moves, GameState)."""
+    if loc == PASS:
+        return None
+    if not is_legal(b, loc, color):
+        return "illegal move"
+    if superko and is_superko(b, loc, color):
+        return "illegal move (superko)"
+    return None
+
+
 def play_moves(b: Board, moves: list[tuple[int, int]], superko: bool = True) -> int:
     """Play (color, loc) moves on b in order, each checked (ValueError naming the first
     illegal one, b then holding the moves before it); returns the colour to move next."""
@@ -154,13 +166,10 @@ def play_moves(b: Board, moves: list[tuple[int, int]], superko: bool = True) -> 
     for i, (color, loc) in enumerate(moves, 1):
         if color not in (BLACK, WHITE):
             raise ValueError(f"move {i}: colour must be BLACK or WHITE, not {color}")
-        if loc != PASS and not is_legal(b, loc, color):
-            raise ValueError(f"move {i}: {loc_to_gtp(loc, size)} is illegal for {_NAMES[color]}")
-        if superko and is_superko(b, loc, color):
-            raise ValueError(f"move {i}: {loc_to_gtp(loc, size)} repeats a position (superko)")
+        why = move_error(b, loc, color, superko)
+        if why is not None:
+            name = "black" if color == BLACK else "white"
+            raise ValueError(f"move {i}: {why}: {name} {loc_to_gtp(loc, size)}")
         play(b, loc, color)
         to_move = WHITE if color == BLACK else BLACK
     return to_move
-
-
-_NAMES = {BLACK: "black", WHITE: "white"}

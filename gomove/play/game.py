@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gomove.board.board import BLACK, WHITE, Board, is_legal, is_superko, new_board, play
+from gomove.board.board import BLACK, WHITE, Board, new_board, play
 from gomove.board.coords import PASS, SUPPORTED_SIZES, loc_to_gtp
+from gomove.board.replay import move_error
 
 COLOR_NAMES = {BLACK: "black", WHITE: "white"}
 
@@ -25,6 +26,10 @@ class GameState:
         if not 2 <= self.size <= 19:
             raise ValueError(f"board size {self.size} is not supported (2..19; "
                              f"tested: {SUPPORTED_SIZES})")  # fmt: skip
+        self._replay()
+
+    def _replay(self) -> None:
+        """The board from the move list (after undo: exact, ko and superko history included)."""
         self.board = new_board(self.size)
         for color, loc in self.moves:
             play(self.board, loc, color)
@@ -47,13 +52,7 @@ class GameState:
 
     def check(self, color: int, loc: int) -> str | None:
         """Why color may not play loc now (None: legal; positional superko applies)."""
-        if loc == PASS:
-            return None
-        if not is_legal(self.board, loc, color):
-            return "illegal move"
-        if is_superko(self.board, loc, color):
-            return "illegal move (superko)"
-        return None
+        return move_error(self.board, loc, color)
 
     def play(self, color: int, loc: int) -> None:
         why = self.check(color, loc)
@@ -66,9 +65,7 @@ class GameState:
         if not self.moves:
             raise ValueError("cannot undo: no moves played")
         self.moves.pop()
-        self.board = new_board(self.size)
-        for color, loc in self.moves:
-            play(self.board, loc, color)
+        self._replay()
 
     def clear(self, size: int | None = None) -> None:
         if size is not None:
@@ -76,4 +73,4 @@ class GameState:
                 raise ValueError(f"unacceptable size {size}")
             self.size = size
         self.moves = []
-        self.board = new_board(self.size)
+        self._replay()

@@ -260,9 +260,13 @@ class GtpEngine:
         sims, seconds = self.budget(color)
         result = self.search.run(g.board, color, g.komi, g.passes, sims=sims, seconds=seconds)
         self.last_result = result
-        move = result.move
-        if move not in (PASS, RESIGN) and g.check(color, move) is not None:
-            move = PASS  # the search never proposes one, but the rules are the game's
+        return self._lawful(color, result.move)
+
+    def _lawful(self, color: int, move: int | str) -> int | str:
+        """The search's move, or pass if the game's rules (superko) forbid it: the search
+        never proposes one, but the rules are the game's."""
+        if move not in (PASS, RESIGN) and self.game.check(color, move) is not None:
+            return PASS
         return move
 
     def policy_move(self, color: int) -> int:
@@ -410,11 +414,9 @@ class GtpEngine:
             done += result.sims
             write(lz_info(result.moves, size) + "\n")
         self.last_result = result
-        move = result.move if result is not None else PASS
+        move = self._lawful(color, result.move) if result is not None else PASS
         if move == RESIGN:
             return "play resign"
-        if move != PASS and g.check(color, move) is not None:
-            move = PASS
         g.play(color, move)
         self._advance(move)
         return f"play {loc_to_gtp(move, size)}"

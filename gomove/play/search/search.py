@@ -278,4 +278,3 @@ class Search:
         return SearchResult(
             move, winrate, done, seconds, moves, own, int(self.tree.info[N_NODES]), promotions
         )
-

@@ -239,7 +239,12 @@ def test_mm_cpp_cyclic_sweeps_equal_gomoves(ds, mm_driver, tmp_path):
     data = FlatData.from_dataset(ds)
     cfg = MMConfig(max_iters=10, tol=float("-inf"))
     model, _ = train_mm(
-        NumbaMM(data), ds.registry.n_features, data.group_spans(), cfg, "cpu", progress=False
+        NumbaMM(data, team_dtype="float64"),
+        ds.registry.n_features,
+        data.group_spans(),
+        cfg,
+        "cpu",
+        progress=False,
     )
     ours = torch.exp(model.log_gamma[1:]).numpy()
     np.testing.assert_allclose(ours, theirs, rtol=1e-9)

@@ -9,10 +9,13 @@ Invariants checked:
   engine == padded oracle, pass after pass, after one, several or no group
   changes, and in training (cyclic and greedy);
 - the numba pass that applies a change (fused) equals scale_teams + a plain
-  pass bitwise.
+  pass bitwise;
+- float32 team strengths (the default) train to the float64 gammas within 1e-5.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import pytest
@@ -26,7 +29,8 @@ from gomove.train.mm import MMConfig, collect_stats, train_mm
 from gomove.train.mm_flat import NumbaMM, TorchMM
 
 CPU = torch.device("cpu")
-ENGINES = {"numba": NumbaMM, "torch": TorchMM}
+# the oracle comparisons hold float64 strengths; float32's own test is below
+ENGINES = {"numba": partial(NumbaMM, team_dtype="float64"), "torch": TorchMM}
 
 
 def groups_of(reg):
@@ -102,7 +106,7 @@ def test_engines_equal_padded_oracle(seed):
     batches = make_data(random_log_gamma(n_features, seed), groups, 3, 20, 9, seed)
     flat = flat_of(batches, groups)
     assert flat.levw.dtype == np.uint16 and flat.levw.shape[1] == 1
-    engines = [NumbaMM(flat, chunk_positions=7), TorchMM(flat, chunk_positions=5)]
+    engines = [ENGINES["numba"](flat, chunk_positions=7), TorchMM(flat, chunk_positions=5)]
     gen = torch.Generator().manual_seed(seed)
     lg = torch.zeros(n_features, dtype=torch.float64)
     schedule = [((0,), ()), ((1,), (0,)), ((3,), (1,)), ((0, 1, 2, 3), (3,)), ((2,), (0, 2))]
@@ -134,7 +138,7 @@ def test_engines_train_alike(schedule):
     cfg = MMConfig(max_iters=3, tol=0.0, schedule=schedule)
     runs = [
         train_mm(data, n_features, groups, cfg, device="cpu", progress=False)
-        for data in (batches, NumbaMM(flat), TorchMM(flat))
+        for data in (batches, ENGINES["numba"](flat), TorchMM(flat))
     ]
     (m0, h0), *others = runs
     for m, h in others:
@@ -154,10 +158,35 @@ def test_fused_pass_is_scale_then_pass():
     factor = rng.random(sizes[3] + 1) + 0.5
     chunks = np.array([0, 7, 20, flat.n_positions], dtype=np.int64)
     win = flat.expert_candidates()
-    lev, scale_lev = flat.level(1), flat.level(3)
+    lev, scale_lev = flat.field(1), flat.field(3)
     a = team.copy()
-    scale_teams(a, scale_lev, factor)
-    want = mm_pass(a, flat.pos_start, win, chunks, lev, sizes[1] + 1, lev, np.ones(1), False)
+    scale_teams(a, *scale_lev, factor)
+    want = mm_pass(a, flat.pos_start, win, chunks, *lev, sizes[1] + 1, *lev, np.ones(1), False)
     b = team.copy()
-    got = mm_pass(b, flat.pos_start, win, chunks, lev, sizes[1] + 1, scale_lev, factor, True)
+    got = mm_pass(b, flat.pos_start, win, chunks, *lev, sizes[1] + 1, *scale_lev, factor, True)
     assert np.array_equal(a, b) and got[0] == want[0] and np.array_equal(got[1], want[1])
+
+
+def test_float32_strengths_train_like_float64(ds):
+    """The default float32 strengths: the same gammas as float64 ones to 1e-5 relative
+    and the same log-posteriors to 1e-7, after 8 iterations of either schedule."""
+    reg = ds.registry
+    flat = FlatData.from_dataset(ds)
+    for schedule in ("cyclic", "greedy"):
+        cfg = MMConfig(max_iters=8, tol=0.0, schedule=schedule)
+        (m32, h32), (m64, h64) = (
+            train_mm(
+                NumbaMM(flat, team_dtype=t),
+                reg.n_features,
+                groups_of(reg),
+                cfg,
+                "cpu",
+                progress=False,
+            )
+            for t in ("float32", "float64")
+        )
+        assert NumbaMM(flat).team.dtype == np.float32
+        torch.testing.assert_close(m32.log_gamma, m64.log_gamma, rtol=0, atol=1e-5)
+        lp32, lp64 = ([r["log_posterior"] for r in h] for h in (h32, h64))
+        assert lp32 == pytest.approx(lp64, rel=1e-7)
+        assert [r["updates"] for r in h32] == [r["updates"] for r in h64]

@@ -95,7 +95,7 @@ def mm_indices(data: FlatData, lo: int, hi: int) -> np.ndarray:
     """int64[hi - lo, G]: the mm index of candidates lo:hi in each group (-1: absent)."""
     out = np.full((hi - lo, len(data.sizes)), -1, dtype=np.int64)
     for g, off in enumerate(data.offsets):
-        lev = data.level(g)[lo:hi].astype(np.int64)
+        lev = data.level(g, slice(lo, hi)).astype(np.int64)
         out[:, g] = np.where(lev > 0, off + lev - 2, -1)
     return out
 

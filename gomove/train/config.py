@@ -65,6 +65,7 @@ class ModelConfig:
 
 
 MM_SCHEDULES = ("cyclic", "greedy")
+TEAM_DTYPES = ("float32", "float64")
 
 
 @dataclass
@@ -77,18 +78,23 @@ class MMConfig(ModelConfig):
     schedule: "cyclic" or "greedy" (see gomove.train.mm).
     seed: seeds torch at the start; MM itself is deterministic, so it only
         matters for data iterables that draw random numbers.
-    flat: the flat layout and cached team strengths (~18 bytes per candidate,
+    flat: the flat layout and cached team strengths (~10 bytes per candidate,
         ~10x faster than streaming the shards).
+    team_dtype: "float32" or "float64", the cached team strengths of the CPU
+        engine (gomove.train.mm_flat.NumbaMM); sums are float64 either way.
     """
 
     name: str = "mm"
     max_iters: int = 30
     tol: float = 1e-3
     schedule: str = "cyclic"
+    team_dtype: str = "float32"
 
     def validate(self) -> None:
         if self.schedule not in MM_SCHEDULES:
             raise ValueError(f"schedule must be 'cyclic' or 'greedy', not {self.schedule!r}")
+        if self.team_dtype not in TEAM_DTYPES:
+            raise ValueError(f"team_dtype must be one of {TEAM_DTYPES}, not {self.team_dtype!r}")
 
 
 SCHEDULES = ("constant", "cosine", "step")

@@ -119,7 +119,8 @@ class FlatSGD:
             mode = kernels.FULL if mode == kernels.SAMPLED else mode
         return kernels.batch_grad(
             self.table,
-            d.lev8,
+            d.packed,
+            d.fields,
             d.offs8,
             d.levw,
             d.offsw,

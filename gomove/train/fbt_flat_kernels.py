@@ -7,11 +7,12 @@ Terms (as in fbt_flat.py):
 - table: float64[F, 1 + k], row r = (w_r - ||v_r||^2 / 2, v_r), row 0 (``none``)
   zero, so that a team's strength is E = s_0 + 1/2 ||s_1..k||^2 with s the sum
   of its members' rows (gomove.models.fbt.FactorizationBT.team_strength).
-- lev8: uint8[C, G8], levw: [C, Gw] (uint16 or int32): every candidate's level
-  in the groups of < 256 levels / the others (a candidate's levels side by
-  side: one stream of memory per position); offs8, offsw: int64[G8], [Gw],
-  the groups' registry offsets. Level l > 0 of a group at offset o is the
-  global feature registry.feature_index(o, l); level 0 is absent.
+- packed: uint32[C, W] and fields: int64[G8, 3], levw: [C, Gw] (uint16 or
+  int32): every candidate's levels in the groups of < 256 levels, bit-packed
+  (flat_kernels.packed_level), and in the others (a candidate's levels side
+  by side: one stream of memory per position); offs8, offsw: int64[G8],
+  [Gw], the groups' registry offsets. Level l > 0 of a group at offset o is
+  the global feature registry.feature_index(o, l); level 0 is absent.
 - pos_start: int64[P + 1], position p's candidates are pos_start[p]:pos_start[p + 1];
   winner: int64[P], the expert move's index within its position.
 - mode: FULL (FBT, softmax log-loss, exact gradient), SAMPLED (FBT, the
@@ -26,24 +27,22 @@ import numpy as np
 from numba import njit
 
 from gomove.features.registry import feature_index
+from gomove.train.flat_kernels import packed_level
 
 FULL, SAMPLED, LFR = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def _add_rows(table, lev, offs, c, s, i, width) -> None:
-    """s[i] += the rows of table of candidate c's levels in lev (one of lev8, levw)."""
-    d = len(width)
-    for g in range(lev.shape[1]):
-        lv = np.int64(lev[c, g])
-        if lv != 0:
-            r = feature_index(offs[g], lv)
-            for q in range(d):
-                s[i, q] += table[r, q]
+def _add_row(table, offset, lv, s, i, width) -> None:
+    """s[i] += the row of table of level lv of the group at offset (lv 0: nothing)."""
+    if lv != 0:
+        r = feature_index(offset, lv)
+        for q in range(len(width)):
+            s[i, q] += table[r, q]
 
 
 @njit(cache=True, inline="always")
-def _team(table, lev8, offs8, levw, offsw, c, s, i, width) -> float:
+def _team(table, packed, fields, offs8, levw, offsw, c, s, i, width) -> float:
     """s[i] = sum of candidate c's rows of table; returns E = s_0 + 1/2 sum_q>0 s_q^2.
 
     (Rows of s by index, not as views: a view costs a reference count per call.)
@@ -51,8 +50,10 @@ def _team(table, lev8, offs8, levw, offsw, c, s, i, width) -> float:
     d = len(width)
     for q in range(d):
         s[i, q] = 0.0
-    _add_rows(table, lev8, offs8, c, s, i, width)
-    _add_rows(table, levw, offsw, c, s, i, width)
+    for g in range(offs8.shape[0]):
+        _add_row(table, offs8[g], packed_level(packed, fields, c, g), s, i, width)
+    for g in range(offsw.shape[0]):
+        _add_row(table, offsw[g], np.int64(levw[c, g]), s, i, width)
     e = s[i, 0]
     for q in range(1, d):
         e += 0.5 * s[i, q] * s[i, q]
@@ -60,29 +61,29 @@ def _team(table, lev8, offs8, levw, offsw, c, s, i, width) -> float:
 
 
 @njit(cache=True, inline="always")
-def _scatter_rows(grad, lev, offs, c, s, i, coef, width) -> None:
-    """grad[r] += coef * (1, s[i, 1..k]) for candidate c's levels in lev (lev8 or levw)."""
-    d = len(width)
-    for g in range(lev.shape[1]):
-        lv = np.int64(lev[c, g])
-        if lv != 0:
-            r = feature_index(offs[g], lv)
-            grad[r, 0] += coef
-            for q in range(1, d):
-                grad[r, q] += coef * s[i, q]
+def _scatter_row(grad, offset, lv, s, i, coef, width) -> None:
+    """grad[r] += coef * (1, s[i, 1..k]) for the row r of level lv at offset (lv 0: none)."""
+    if lv != 0:
+        r = feature_index(offset, lv)
+        grad[r, 0] += coef
+        for q in range(1, len(width)):
+            grad[r, q] += coef * s[i, q]
 
 
 @njit(cache=True, inline="always")
-def _scatter(grad, lev8, offs8, levw, offsw, c, s, i, coef, width) -> None:
+def _scatter(grad, packed, fields, offs8, levw, offsw, c, s, i, coef, width) -> None:
     """grad[r] += coef * dE/ds = coef * (1, s[i, 1..k]) for every member r of candidate c."""
-    _scatter_rows(grad, lev8, offs8, c, s, i, coef, width)
-    _scatter_rows(grad, levw, offsw, c, s, i, coef, width)
+    for g in range(offs8.shape[0]):
+        _scatter_row(grad, offs8[g], packed_level(packed, fields, c, g), s, i, coef, width)
+    for g in range(offsw.shape[0]):
+        _scatter_row(grad, offsw[g], np.int64(levw[c, g]), s, i, coef, width)
 
 
 @njit(cache=True)
 def batch_grad(
     table,
-    lev8,
+    packed,
+    fields,
     offs8,
     levw,
     offsw,
@@ -133,7 +134,7 @@ def batch_grad(
         w = winner[p]
         top = -np.inf
         for i in range(m):
-            e = _team(table, lev8, offs8, levw, offsw, lo + i, s_buf, i, width)
+            e = _team(table, packed, fields, offs8, levw, offsw, lo + i, s_buf, i, width)
             e_buf[i] = e
             if e > top:
                 top = e
@@ -156,7 +157,17 @@ def batch_grad(
                         coef -= 1.0
                     if coef != 0.0:
                         _scatter(
-                            grad, lev8, offs8, levw, offsw, lo + i, s_buf, i, coef * inv_n, width
+                            grad,
+                            packed,
+                            fields,
+                            offs8,
+                            levw,
+                            offsw,
+                            lo + i,
+                            s_buf,
+                            i,
+                            coef * inv_n,
+                            width,
                         )
                 continue
             # one merged pass over the cumulative sums: draw j picks the first i
@@ -179,9 +190,9 @@ def batch_grad(
                 if i == w:
                     coef -= inv_n
                     win_done = True
-                _scatter(grad, lev8, offs8, levw, offsw, lo + i, s_buf, i, coef, width)
+                _scatter(grad, packed, fields, offs8, levw, offsw, lo + i, s_buf, i, coef, width)
             if not win_done:
-                _scatter(grad, lev8, offs8, levw, offsw, lo + w, s_buf, w, -inv_n, width)
+                _scatter(grad, packed, fields, offs8, levw, offsw, lo + w, s_buf, w, -inv_n, width)
             continue
         if m < 2:
             continue
@@ -203,10 +214,10 @@ def batch_grad(
             if backward:
                 coef = sig / (m - 1) * inv_n
                 csum += coef
-                _scatter(grad, lev8, offs8, levw, offsw, lo + i, s_buf, i, coef, width)
+                _scatter(grad, packed, fields, offs8, levw, offsw, lo + i, s_buf, i, coef, width)
         loss_sum += tot / (m - 1)
         if backward:
-            _scatter(grad, lev8, offs8, levw, offsw, lo + w, s_buf, w, -csum, width)
+            _scatter(grad, packed, fields, offs8, levw, offsw, lo + w, s_buf, w, -csum, width)
     return ll_sum, loss_sum
 
 

@@ -1,17 +1,20 @@
-"""FlatData: the training positions held flat in memory, the one layout every flat engine reads.
+"""FlatData: the training positions held flat, the one layout every flat engine reads.
 
 The padded path (gomove.data.loader.BatchLoader) pads every batch to
 [B, M, G]; here every candidate of every position is held once, back to back,
 no padding, read once from a dataset's shards. Three engines train over it:
-MM's numba and torch passes (gomove.train.mm_flat) and the SGD steps of FBT
-and LFR (gomove.train.fbt_flat).
+MM's numba and torch passes (gomove.train.mm_flat), the SGD steps of FBT and
+LFR (gomove.train.fbt_flat) and the rankers (gomove.train.rankers).
 
 Arrays (C candidates, P positions; the feature groups split by width, each
 part in registry order):
-- ``lev8``: uint8[C, G8], the level of every candidate in each group of fewer
-  than 256 levels (0: absent), a candidate's levels side by side;
+- ``packed``: uint32[C, W], the levels of every group of fewer than 256
+  levels bit-packed (level 0: absent): group i of those takes
+  ``fields[i] = (word, shift, mask)``, bit_length(size) bits, first fit in
+  registry order; the 8 tactical groups of the full features take 23 bits,
+  one word;
 - ``levw``: uint16 or int32[C, Gw] (shards.level_dtype of the widest group),
-  the same for the other groups (shapes, 3x3 patterns);
+  the levels of the other groups (shapes, 3x3 patterns);
 - ``offs8``, ``offsw``: int64[G8], [Gw], the registry offsets of those groups:
   level l > 0 of the group at offset o is the global feature o + l - 1
   (registry.feature_index);
@@ -19,37 +22,52 @@ part in registry order):
   pos_start[p]:pos_start[p + 1];
 - ``winner``: int64[P], the expert's candidate within its position.
 
-Bytes per candidate: G8 + 2 Gw (4 Gw with 65,536 levels or more) plus 16
-per position: 10.06 on 1,000 Tygem games (8 tactical groups, one uint16
-shape group, 249 candidates per position). The engines add their own state
-(MM's numba engine: 8 bytes per candidate).
+``field(g)`` gives any group as (array, (column, shift, mask)), which the
+kernels read as ``(array[c, column] >> shift) & mask``
+(flat_kernels.field_level); ``level(g)`` decodes one group.
 
-Candidate-major ([C, G]) because FBT reads every group of the candidates of
+Bytes per candidate: 4 W + 2 Gw (4 Gw with 65,536 levels or more) plus 16
+per position: 6.06 with the full features (one word, one uint16 shape group,
+249 candidates per position), against 10.06 when every narrow group took a
+byte. The engines add their own state (MM's numba engine: 4 bytes per
+candidate, float32 strengths).
+
+``from_dataset`` builds the arrays once into ``flat/`` inside the dataset's
+folder (``flat.json`` written last marks them whole) and memory-maps them
+after that: loading costs no copy and no time, and processes sharing a
+machine share the pages.
+
+Candidate-major ([C, ...]) because FBT reads every group of the candidates of
 a randomly chosen position: one run of memory per position instead of G
-short ones. Measured on 1,000 Tygem games (54 million candidates, 2 shared
-cores): an FBT epoch took 3.19 s (full gradient) and 1.79 s (S = 10) over
-[C, G], 3.64 s and 2.43 s over [G, C]. MM reads one group over all candidates
-(a strided column here); its numba engine applies the last update's gamma
-change in the same pass that gathers the next group's statistics
-(flat_kernels.mm_pass), so one pass reads each row once: a sweep of the 9
-groups took 1.15 s over [C, G] that way, 1.17 s with separate passes over
-contiguous per-group arrays (the layout before), 1.34 s separately over [C, G].
+short ones. MM reads one group over all candidates; its numba engine applies
+the last update's gamma change in the same pass that gathers the next
+group's statistics (flat_kernels.mm_pass), so one pass reads each row once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from gomove.atomic import atomic_write_json
 from gomove.data.batch import Batch
 from gomove.data.dataset import Dataset
 from gomove.data.shards import level_dtype
 from gomove.features.registry import GroupSpan, Registry
+from gomove.train.flat_kernels import field_max
 
-NARROW = 256  # groups of fewer levels are held as uint8
+log = logging.getLogger(__name__)
+
+NARROW = 256  # groups of fewer levels are bit-packed into 32-bit words
+WORD_BITS = 32
+FLAT_VERSION = 1  # of the arrays memory-mapped from a dataset's flat/ folder
+FLAT_ARRAYS = ("packed", "levw", "pos_start", "winner")
 
 
 class FlatData:
@@ -63,7 +81,7 @@ class FlatData:
 
     def __init__(
         self,
-        lev8: np.ndarray,
+        packed: np.ndarray,
         levw: np.ndarray,
         offsets: Sequence[int],
         sizes: Sequence[int],
@@ -74,7 +92,8 @@ class FlatData:
         self.offsets = [int(o) for o in offsets]
         self.sizes = [int(s) for s in sizes]
         narrow, wide = _split(self.sizes)
-        self.lev8, self.levw = lev8, levw
+        self.fields, n_words = pack_fields([self.sizes[g] for g in narrow])
+        self.packed, self.levw = packed, levw
         self.offs8 = np.array([self.offsets[g] for g in narrow], dtype=np.int64)
         self.offsw = np.array([self.offsets[g] for g in wide], dtype=np.int64)
         self.pos_start = np.ascontiguousarray(pos_start, dtype=np.int64)
@@ -86,16 +105,20 @@ class FlatData:
         if self.n_positions and (counts.min() < 1 or (self.winner >= counts).any()):
             raise ValueError("every position needs a candidate and its winner among them")
         self.max_cands = int(counts.max()) if self.n_positions else 1
-        for lev, offs in ((lev8, self.offs8), (levw, self.offsw)):
-            if lev.shape != (self.n_candidates, len(offs)) or not lev.flags.c_contiguous:
-                raise ValueError(f"levels: want C-contiguous [{self.n_candidates}, {len(offs)}]")
+        if packed.dtype != np.uint32 or packed.shape != (self.n_candidates, n_words):
+            raise ValueError(f"packed: want uint32 [{self.n_candidates}, {n_words}]")
+        if levw.shape != (self.n_candidates, len(wide)):
+            raise ValueError(f"levw: want [{self.n_candidates}, {len(wide)}]")
+        for a in (packed, levw):
+            if not a.flags.c_contiguous:
+                raise ValueError("levels must be C-contiguous")
         if len(self.offsets) and min(self.offsets) < 1:
             raise ValueError("group offsets must be >= 1 (0 is the none index)")
-        self._levels = _columns(lev8, levw, self.sizes)
+        self._where = {g: (packed, i) for i, g in enumerate(narrow)}
+        self._where |= {g: (levw, i) for i, g in enumerate(wide)}
+        self._wide_mask = _dtype_mask(levw.dtype)
         # the kernels index the table unchecked: every global index must be < n_features
-        tops = [
-            o + int(lv.max(initial=0)) for o, lv in zip(self.offsets, self._levels, strict=True)
-        ]
+        tops = [o + field_max(*self.field(g)) for g, o in enumerate(self.offsets)]
         self.min_features = max([1, *tops])
 
     @classmethod
@@ -110,35 +133,38 @@ class FlatData:
     ) -> FlatData:
         """From one level array[C] per group (registry order), their offsets and sizes."""
         c = len(levels[0]) if len(levels) else int(pos_start[-1])
-        lev8, levw, cols = _empty_levels(c, sizes)
-        for col, lv in zip(cols, levels, strict=True):
-            col[:] = lv
-        return cls(lev8, levw, offsets, sizes, pos_start, winner, registry)
+        packed, levw = _empty_levels(c, sizes)
+        put = _putter(packed, levw, sizes)
+        for g, lv in enumerate(levels):
+            put(g, slice(0, c), lv)
+        return cls(packed, levw, offsets, sizes, pos_start, winner, registry)
 
     @classmethod
-    def from_dataset(cls, ds: Dataset, progress: bool = False) -> FlatData:
-        """A dataset's positions, read shard by shard straight into the arrays: peak
-        memory is the result plus one shard."""
-        reg = ds.registry
-        sizes = [int(s) for s in reg.sizes]
-        lev8, levw, cols = _empty_levels(ds.n_candidates, sizes)
-        starts = np.zeros(ds.n_positions + 1, dtype=np.int64)
-        winners = np.empty(ds.n_positions, dtype=np.int64)
-        c = p = 0
-        for i in tqdm(range(len(ds.shards)), desc="load shards", disable=not progress):
-            s = ds.load(i)
-            n, m = s.n_candidates, s.n_positions
-            for col, g in zip(cols, reg.group_names, strict=True):
-                col[c : c + n] = s.columns[g]
-            starts[p + 1 : p + m + 1] = s.pos_start[1:] + c
-            winners[p : p + m] = s.winner
-            c, p = c + n, p + m
-        if (c, p) != (ds.n_candidates, ds.n_positions):
-            raise ValueError(
-                f"{ds.path}: shards hold {p} positions / {c} candidates, "
-                f"dataset.json says {ds.n_positions} / {ds.n_candidates}"
-            )
-        return cls(lev8, levw, reg.offsets, sizes, starts, winners, reg)
+    def from_dataset(cls, ds: Dataset, progress: bool = False, cache: bool = True) -> FlatData:
+        """A dataset's positions, memory-mapped from its ``flat/`` folder, built there
+        first when missing (shard by shard: peak memory one shard). cache=False, or a
+        folder one cannot write, builds them in memory instead."""
+        folder = ds.path / "flat"
+        want = _flat_meta(ds)
+        arrays = _open_mapped(folder, want) if cache else None
+        if cache and arrays is None:
+            try:
+                _build_mapped(ds, folder, want, progress)
+            except OSError as e:
+                log.warning("cannot write %s (%s): the flat data stays in memory", folder, e)
+            arrays = _open_mapped(folder, want)
+        if arrays is None:
+            arrays = _allocate(ds, lambda name, dtype, shape: np.empty(shape, dtype=dtype))
+            _fill(ds, arrays, progress)
+        return cls(
+            arrays["packed"],
+            arrays["levw"],
+            ds.registry.offsets,
+            want["sizes"],
+            arrays["pos_start"],
+            arrays["winner"],
+            ds.registry,
+        )
 
     @classmethod
     def from_batches(cls, batches: Iterable[Batch], groups: Sequence[GroupSpan]) -> FlatData:
@@ -174,10 +200,14 @@ class FlatData:
         feat = np.zeros((len(positions), m, len(self.sizes)), dtype=np.int64)
         mask = np.arange(m)[None, :] < counts[:, None]
         rows = np.concatenate(
-            [np.arange(a, a + n) for a, n in zip(self.pos_start[positions], counts, strict=True)]
+            [
+                np.arange(a, a + n, dtype=np.int64)
+                for a, n in zip(self.pos_start[positions], counts, strict=True)
+            ]
+            or [np.zeros(0, dtype=np.int64)]
         )
-        for g, (lev, off) in enumerate(zip(self._levels, self.offsets, strict=True)):
-            lv = lev[rows].astype(np.int64)
+        for g, off in enumerate(self.offsets):
+            lv = self.level(g, rows).astype(np.int64)
             feat[:, :, g][mask] = np.where(lv > 0, off + lv - 1, 0)
         return Batch(
             torch.from_numpy(feat),
@@ -188,18 +218,29 @@ class FlatData:
         )
 
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.lev8, self.levw, self.pos_start, self.winner))
+        return sum(a.nbytes for a in (self.packed, self.levw, self.pos_start, self.winner))
 
-    def level(self, g: int) -> np.ndarray:
-        """The levels of group g (registry order) of every candidate, [C] (a strided view)."""
-        return self._levels[g]
+    def field(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        """Group g (registry order) as the kernels read it: (array [C, n], int64
+        (column, shift, mask)), its level ``(array[c, column] >> shift) & mask``."""
+        arr, i = self._where[g]
+        if arr is self.packed:
+            return arr, self.fields[i]
+        return arr, np.array([i, 0, self._wide_mask], dtype=np.int64)
+
+    def level(self, g: int, rows: slice | np.ndarray | None = None) -> np.ndarray:
+        """The levels of group g (registry order) of candidates rows (all by default),
+        decoded into the narrowest type that holds the group."""
+        arr, (col, shift, mask) = self.field(g)
+        words = arr[:, col] if rows is None else arr[rows, col]
+        return ((words >> shift) & mask).astype(level_dtype(self.sizes[g]))
 
     def expert_candidates(self) -> np.ndarray:
         """int64[P]: each position's expert move as a flat candidate index."""
         return self.pos_start[:-1] + self.winner
 
     def narrow_wide(self) -> tuple[list[int], list[int]]:
-        """The groups (registry order) whose levels are the columns of lev8, and of levw."""
+        """The groups (registry order) whose levels are packed, and those in levw."""
         return _split(self.sizes)
 
     def group_spans(self) -> list[GroupSpan]:
@@ -210,27 +251,148 @@ class FlatData:
         return [GroupSpan(f"g{g}", o, s) for g, (o, s) in enumerate(spans)]
 
 
+def pack_fields(sizes: Sequence[int]) -> tuple[np.ndarray, int]:
+    """int64[G, 3] (word, shift, mask) of groups of these sizes (levels 0..size, each
+    in one word, first fit in order) and the number of 32-bit words they take."""
+    fields = np.zeros((len(sizes), 3), dtype=np.int64)
+    used: list[int] = []  # bits taken in each word
+    for i, size in enumerate(sizes):
+        bits = max(int(size).bit_length(), 1)
+        if bits > WORD_BITS:
+            raise ValueError(f"a group of {size} levels does not fit a {WORD_BITS}-bit word")
+        w = next((w for w, u in enumerate(used) if u + bits <= WORD_BITS), len(used))
+        if w == len(used):
+            used.append(0)
+        fields[i] = (w, used[w], (1 << bits) - 1)
+        used[w] += bits
+    return fields, len(used)
+
+
 def _split(sizes: Sequence[int]) -> tuple[list[int], list[int]]:
-    """The groups held in lev8 (fewer than NARROW levels) and in levw, registry order."""
+    """The groups packed (fewer than NARROW levels) and those in levw, registry order."""
     narrow = [g for g, s in enumerate(sizes) if s < NARROW]
     return narrow, [g for g, s in enumerate(sizes) if s >= NARROW]
 
 
-def _empty_levels(
-    n_candidates: int, sizes: Sequence[int]
-) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """lev8 [C, G8] and levw [C, Gw] (uninitialized) for groups of these sizes, and
-    each group's column in them (registry order)."""
+def _dtype_mask(dtype: np.dtype) -> int:
+    """All the value bits of an unsigned or non-negative level type."""
+    return int(np.iinfo(dtype).max)
+
+
+def _shapes(n_candidates: int, sizes: Sequence[int]) -> dict[str, tuple[np.dtype, tuple]]:
+    """dtype and shape of packed and levw for groups of these sizes."""
     narrow, wide = _split(sizes)
-    lev8 = np.empty((n_candidates, len(narrow)), dtype=np.uint8)
+    _, n_words = pack_fields([sizes[g] for g in narrow])
     wide_dtype = level_dtype(max([sizes[g] for g in wide], default=0))
-    levw = np.empty((n_candidates, len(wide)), dtype=wide_dtype)
-    return lev8, levw, _columns(lev8, levw, sizes)
+    return {
+        "packed": (np.dtype(np.uint32), (n_candidates, n_words)),
+        "levw": (wide_dtype, (n_candidates, len(wide))),
+    }
 
 
-def _columns(lev8: np.ndarray, levw: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
-    """Each group's column of lev8 or levw (views), registry order."""
+def _empty_levels(n_candidates: int, sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """packed (zeroed) and levw (uninitialized) for groups of these sizes."""
+    shapes = _shapes(n_candidates, sizes)
+    packed = np.zeros(shapes["packed"][1], dtype=shapes["packed"][0])
+    levw = np.empty(shapes["levw"][1], dtype=shapes["levw"][0])
+    return packed, levw
+
+
+def _putter(
+    packed: np.ndarray, levw: np.ndarray, sizes: Sequence[int]
+) -> Callable[[int, slice, np.ndarray], None]:
+    """put(g, rows, levels): write group g's levels of candidates rows into packed or
+    levw (packed words of rows must start zeroed); a level above the group's size is
+    refused, since packing would silently cut it."""
     narrow, wide = _split(sizes)
-    cols = {g: lev8[:, i] for i, g in enumerate(narrow)}
-    cols |= {g: levw[:, i] for i, g in enumerate(wide)}
-    return [cols[g] for g in range(len(sizes))]
+    fields, _ = pack_fields([sizes[g] for g in narrow])
+    where = {g: ("p", i) for i, g in enumerate(narrow)} | {g: ("w", i) for i, g in enumerate(wide)}
+
+    def put(g: int, rows: slice, lv: np.ndarray) -> None:
+        if len(lv) and (int(lv.max()) > sizes[g] or int(lv.min()) < 0):
+            raise ValueError(
+                f"group {g}: levels in [{int(lv.min())}, {int(lv.max())}], the group has {sizes[g]}"
+            )
+        kind, i = where[g]
+        if kind == "w":
+            levw[rows, i] = lv
+        else:
+            w, shift, _ = fields[i]
+            packed[rows, w] |= lv.astype(np.uint32) << np.uint32(shift)
+
+    return put
+
+
+def _flat_meta(ds: Dataset) -> dict:
+    """What the flat/ folder of ds must hold to be reused."""
+    return {
+        "flat_version": FLAT_VERSION,
+        "sizes": [int(s) for s in ds.registry.sizes],
+        "n_candidates": int(ds.n_candidates),
+        "n_positions": int(ds.n_positions),
+        "shards": [p.name for p in ds.shards],
+    }
+
+
+def _allocate(ds: Dataset, make: Callable[[str, np.dtype, tuple], np.ndarray]) -> dict:
+    """The four arrays of ds's flat layout, each from make(name, dtype, shape)."""
+    shapes = _shapes(ds.n_candidates, [int(s) for s in ds.registry.sizes])
+    shapes["pos_start"] = (np.dtype(np.int64), (ds.n_positions + 1,))
+    shapes["winner"] = (np.dtype(np.int64), (ds.n_positions,))
+    arrays = {name: make(name, *shapes[name]) for name in FLAT_ARRAYS}
+    arrays["packed"][:] = 0
+    return arrays
+
+
+def _fill(ds: Dataset, arrays: dict, progress: bool) -> None:
+    """Read ds's shards one by one into the arrays of _allocate."""
+    reg = ds.registry
+    sizes = [int(s) for s in reg.sizes]
+    put = _putter(arrays["packed"], arrays["levw"], sizes)
+    starts, winners = arrays["pos_start"], arrays["winner"]
+    starts[0] = 0
+    c = p = 0
+    for i in tqdm(range(len(ds.shards)), desc="load shards", disable=not progress):
+        s = ds.load(i)
+        n, m = s.n_candidates, s.n_positions
+        if c + n > ds.n_candidates or p + m > ds.n_positions:
+            break
+        for g, name in enumerate(reg.group_names):
+            put(g, slice(c, c + n), s.columns[name])
+        starts[p + 1 : p + m + 1] = s.pos_start[1:] + c
+        winners[p : p + m] = s.winner
+        c, p = c + n, p + m
+    else:
+        if (c, p) == (ds.n_candidates, ds.n_positions):
+            return
+    raise ValueError(
+        f"{ds.path}: the shards do not hold the {ds.n_positions} positions / "
+        f"{ds.n_candidates} candidates dataset.json says"
+    )
+
+
+def _build_mapped(ds: Dataset, folder: Path, meta: dict, progress: bool) -> None:
+    """Write ds's flat arrays as .npy files in folder through memory maps, flat.json last."""
+    folder.mkdir(exist_ok=True)
+    (folder / "flat.json").unlink(missing_ok=True)
+
+    def make(name: str, dtype: np.dtype, shape: tuple) -> np.ndarray:
+        return np.lib.format.open_memmap(folder / f"{name}.npy", "w+", dtype, shape)
+
+    arrays = _allocate(ds, make)
+    _fill(ds, arrays, progress)
+    for a in arrays.values():
+        a.flush()
+    del arrays
+    atomic_write_json(folder / "flat.json", meta)
+
+
+def _open_mapped(folder: Path, meta: dict) -> dict[str, np.ndarray] | None:
+    """The arrays of FLAT_ARRAYS memory-mapped read-only from folder, or None when it
+    holds no finished arrays for meta."""
+    try:
+        if json.loads((folder / "flat.json").read_text()) != meta:
+            return None
+        return {n: np.load(folder / f"{n}.npy", mmap_mode="r") for n in FLAT_ARRAYS}
+    except (OSError, ValueError):
+        return None

@@ -1,10 +1,15 @@
-"""Numba kernels for MM passes over the flat layout on the CPU (see mm_flat.py, flat.py).
+"""Numba kernels over the flat layout on the CPU: reading a group's levels, MM's passes.
 
-Team strengths are kept as products of gammas (``team[c]``), not logs: an
-update of one group multiplies each candidate by that group's gamma ratio,
-and a pass needs no exp at all. Positions are split into chunks handled in
-parallel, each with its own partial sums, added up at the end (float64).
-Level arrays may be strided (a column of flat.FlatData's [C, G] arrays).
+A group is read as flat.FlatData.field gives it: an array [C, n] and int64
+(column, shift, mask), candidate c's level ``(array[c, column] >> shift) &
+mask`` (``field_level``): a bit field of the packed words or a whole column of
+the wide levels, one code path for both.
+
+MM (see mm_flat.py): team strengths are kept as products of gammas
+(``team[c]``, float32 or float64), not logs: an update of one group multiplies
+each candidate by that group's gamma ratio, and a pass needs no exp at all.
+Sums are float64. Positions are split into chunks handled in parallel, each
+with its own partial sums, added up at the end in a fixed order.
 """
 
 from __future__ import annotations
@@ -15,11 +20,32 @@ import numpy as np
 from numba import njit, prange
 
 
+@njit(cache=True, inline="always")
+def field_level(arr: np.ndarray, field: np.ndarray, c: int) -> int:
+    """Candidate c's level of the group read as (arr, field) (module docstring)."""
+    return (np.int64(arr[c, field[0]]) >> field[1]) & field[2]
+
+
+@njit(cache=True, inline="always")
+def packed_level(packed: np.ndarray, fields: np.ndarray, c: int, g: int) -> int:
+    """Candidate c's level of the g-th packed group (fields: flat.FlatData.fields)."""
+    return (np.int64(packed[c, fields[g, 0]]) >> fields[g, 1]) & fields[g, 2]
+
+
 @njit(parallel=True, cache=True)
-def scale_teams(team: np.ndarray, lev: np.ndarray, factor: np.ndarray) -> None:
-    """team[c] *= factor[lev[c]]: one group's gammas changed by factor (level 0: 1)."""
+def field_max(arr: np.ndarray, field: np.ndarray) -> int:
+    """The largest level of a group over all candidates (0 with none)."""
+    top = 0
+    for c in prange(arr.shape[0]):
+        top = max(top, field_level(arr, field, c))
+    return top
+
+
+@njit(parallel=True, cache=True)
+def scale_teams(team: np.ndarray, arr: np.ndarray, field: np.ndarray, factor: np.ndarray) -> None:
+    """team[c] *= factor[level]: one group's gammas changed by factor (level 0: 1)."""
     for c in prange(team.shape[0]):
-        team[c] *= factor[lev[c]]
+        team[c] *= factor[field_level(arr, field, c)]
 
 
 @njit(parallel=True, cache=True)
@@ -28,9 +54,11 @@ def mm_pass(
     pos_start: np.ndarray,
     win_flat: np.ndarray,
     chunk_pos: np.ndarray,
-    lev: np.ndarray,
+    arr: np.ndarray,
+    field: np.ndarray,
     n_levels: int,
-    scale_lev: np.ndarray,
+    scale_arr: np.ndarray,
+    scale_field: np.ndarray,
     factor: np.ndarray,
     scale: bool,
 ) -> tuple[float, np.ndarray]:
@@ -38,9 +66,10 @@ def mm_pass(
 
     The MM denominator of level l is that sum divided by gamma_l (Coulom 2007, 2.5.3):
     sum_j C_ij / E_j = sum over candidates c with level l of P(c) / gamma_l.
-    With ``scale``, first team[c] *= factor[scale_lev[c]] as scale_teams does (the
-    last update's group, whose levels sit in the same rows as lev's): one pass
-    over the candidates instead of two, the same numbers.
+    The group is (arr, field); with ``scale``, first team[c] *= factor[level] of
+    the group (scale_arr, scale_field) as scale_teams does (the last update's
+    group, whose levels sit in the same rows): one pass over the candidates
+    instead of two, the same numbers.
     """
     n_chunks = chunk_pos.shape[0] - 1
     part = np.zeros((n_chunks, n_levels))
@@ -53,16 +82,16 @@ def mm_pass(
             e = 0.0
             if scale:
                 for c in range(lo, hi):
-                    t = team[c] * factor[scale_lev[c]]
+                    t = team[c] * factor[field_level(scale_arr, scale_field, c)]
                     team[c] = t
-                    e += t
+                    e += team[c]
             else:
                 for c in range(lo, hi):
                     e += team[c]
             inv = 1.0 / e
             acc += math.log(team[win_flat[p]] * inv)
             for c in range(lo, hi):
-                part[k, lev[c]] += team[c] * inv
+                part[k, field_level(arr, field, c)] += team[c] * inv
         ll[k] = acc
     out = np.zeros(n_levels)
     for k in range(n_chunks):

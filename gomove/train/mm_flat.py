@@ -7,10 +7,13 @@ group's change (one gather per candidate) instead of re-summing all G groups.
 returns over padded batches of the same positions, far cheaper (the tests
 check all three against each other).
 
-- ``NumbaMM`` (CPU): strengths as products of gammas, float64[C] (8 bytes per
-  candidate), compiled passes over chunks of positions in parallel
-  (gomove.train.flat_kernels); the change of an update rides on the next
-  pass (one read of the candidates per update).
+- ``NumbaMM`` (CPU): strengths as products of gammas, float32[C] (4 bytes per
+  candidate; float64 on request), compiled passes over chunks of positions in
+  parallel (gomove.train.flat_kernels); the change of an update rides on the
+  next pass (one read of the candidates per update). Every sum is float64;
+  a float32 strength is rounded once per update of its groups (relative
+  1e-7 a time), so after a run's few hundred updates the gammas agree with
+  float64 strengths to about 1e-5 relative (tests/test_mm_flat.py).
 - ``TorchMM`` (any device, CUDA in practice): log-strengths, float64[C], and
   the levels copied to the device (wide groups as int32, which torch indexes),
   chunked torch ops.
@@ -40,7 +43,7 @@ class _CachedMM(MMPasses):
         self.win_flat = data.expert_candidates()
         # wins never change: the levels of the expert moves
         self.win_levels = [
-            torch.from_numpy(data.level(g)[self.win_flat].astype(np.int64))
+            torch.from_numpy(data.level(g, self.win_flat).astype(np.int64))
             for g in range(len(self.sizes))
         ]
         self._seen: torch.Tensor | None = None  # log_gamma the cached strengths reflect
@@ -77,12 +80,14 @@ class _CachedMM(MMPasses):
 class NumbaMM(_CachedMM):
     """MM passes by compiled loops on the CPU; ``team[c]`` is candidate c's gamma product."""
 
-    def __init__(self, data: FlatData, chunk_positions: int = 2048) -> None:
+    def __init__(
+        self, data: FlatData, chunk_positions: int = 2048, team_dtype: str = "float32"
+    ) -> None:
         super().__init__(data)
         p = data.n_positions
         # positions split into chunks summed in parallel, each in a fixed order
         self.chunk_pos = np.unique(np.r_[np.arange(0, p, chunk_positions), p]).astype(np.int64)
-        self.team = np.ones(data.n_candidates, dtype=np.float64)
+        self.team = np.ones(data.n_candidates, dtype=np.dtype(team_dtype))
 
     def nbytes(self) -> int:
         """Memory of the engine's own arrays (the data's apart)."""
@@ -95,7 +100,7 @@ class NumbaMM(_CachedMM):
         # one changed group (an MM update): its change rides on the first pass
         fused = changes.pop() if len(changes) == 1 else None
         for g, delta in changes:
-            scale_teams(self.team, d.level(g), torch.exp(delta).numpy())
+            scale_teams(self.team, *d.field(g), torch.exp(delta).numpy())
         f = log_gamma.shape[0]
         wins = torch.zeros(f, dtype=torch.float64)
         denom = torch.zeros(f, dtype=torch.float64)
@@ -103,17 +108,17 @@ class NumbaMM(_CachedMM):
         for g in columns or [0]:
             o, s = self.offsets[g], self.sizes[g]
             # without a change to apply, the arguments only need the right types
-            scale_lev, factor = d.level(g), np.ones(1)
+            scale, factor = d.field(g), np.ones(1)
             if fused is not None:
-                scale_lev, factor = d.level(fused[0]), torch.exp(fused[1]).numpy()
+                scale, factor = d.field(fused[0]), torch.exp(fused[1]).numpy()
             ll, part = mm_pass(
                 self.team,
                 d.pos_start,
                 self.win_flat,
                 self.chunk_pos,
-                d.level(g),
+                *d.field(g),
                 s + 1,
-                scale_lev,
+                *scale,
                 factor,
                 fused is not None,
             )
@@ -193,10 +198,15 @@ class TorchMM(_CachedMM):
         return PassStats(wins, denom, float(log_lik), self.n_positions)
 
 
-def flat_mm(data: FlatData, device: torch.device | str = "cpu") -> NumbaMM | TorchMM:
-    """The MM engine over data for a device: compiled loops on the CPU, torch elsewhere."""
+def flat_mm(
+    data: FlatData, device: torch.device | str = "cpu", team_dtype: str = "float32"
+) -> NumbaMM | TorchMM:
+    """The MM engine over data for a device: compiled loops on the CPU (team strengths
+    of team_dtype), torch elsewhere."""
     device = torch.device(device)
-    return NumbaMM(data) if device.type == "cpu" else TorchMM(data, device)
+    if device.type == "cpu":
+        return NumbaMM(data, team_dtype=team_dtype)
+    return TorchMM(data, device)
 
 
 def _indexable(levels: np.ndarray) -> np.ndarray:

@@ -30,17 +30,19 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from gomove.train.flat_kernels import packed_level
+
 SQRT2 = math.sqrt(2.0)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 @njit(cache=True, inline="always")
-def team_members(c, lev8, offs8, use8, levw, offsw, usew, zero_member, out, start):
+def team_members(c, packed, fields, offs8, use8, levw, offsw, usew, zero_member, out, start):
     """Write candidate c's members into out[start:]; return the new end."""
     n = start
     for g in range(offs8.shape[0]):
         if use8[g]:
-            lv = lev8[c, g]
+            lv = packed_level(packed, fields, c, g)
             if lv > 0:
                 out[n] = offs8[g] + lv - 1
                 n += 1
@@ -60,7 +62,9 @@ def team_members(c, lev8, offs8, use8, levw, offsw, usew, zero_member, out, star
 
 
 @njit(cache=True)
-def pr_counts(pos_start, winner, lev8, offs8, use8, levw, offsw, usew, zero_member, n_features):
+def pr_counts(
+    pos_start, winner, packed, fields, offs8, use8, levw, offsw, usew, zero_member, n_features
+):
     """PR's counts (Wistuba et al. 2012, III-D): wins W[F], the positions whose expert
     move's team holds the feature, and appearances A[F], the teams holding it."""
     wins = np.zeros(n_features)
@@ -69,7 +73,7 @@ def pr_counts(pos_start, winner, lev8, offs8, use8, levw, offsw, usew, zero_memb
     for p in range(winner.shape[0]):
         lo = pos_start[p]
         for c in range(lo, pos_start[p + 1]):
-            n = team_members(c, lev8, offs8, use8, levw, offsw, usew, zero_member, buf, 0)
+            n = team_members(c, packed, fields, offs8, use8, levw, offsw, usew, zero_member, buf, 0)
             for k in range(n):
                 appear[buf[k]] += 1.0
                 if c == lo + winner[p]:
@@ -79,7 +83,22 @@ def pr_counts(pos_start, winner, lev8, offs8, use8, levw, offsw, usew, zero_memb
 
 @njit(cache=True)
 def _gather_teams(
-    lo, hi, lev8, offs8, use8, levw, offsw, usew, zero_member, mu, sigma2, mem, mstart, tmu, ts2
+    lo,
+    hi,
+    packed,
+    fields,
+    offs8,
+    use8,
+    levw,
+    offsw,
+    usew,
+    zero_member,
+    mu,
+    sigma2,
+    mem,
+    mstart,
+    tmu,
+    ts2,
 ):
     """Members of candidates lo..hi-1 into mem (team t's at mem[mstart[t]:mstart[t + 1]]),
     team means tmu[t] and variances ts2[t]; return the number of teams."""
@@ -87,7 +106,9 @@ def _gather_teams(
     n = 0
     for t in range(k):
         mstart[t] = n
-        n = team_members(lo + t, lev8, offs8, use8, levw, offsw, usew, zero_member, mem, n)
+        n = team_members(
+            lo + t, packed, fields, offs8, use8, levw, offsw, usew, zero_member, mem, n
+        )
         m = 0.0
         s = 0.0
         for e in range(mstart[t], n):
@@ -116,7 +137,8 @@ def bar_pass(
     p1,
     pos_start,
     winner,
-    lev8,
+    packed,
+    fields,
     offs8,
     use8,
     levw,
@@ -149,7 +171,8 @@ def bar_pass(
         k = _gather_teams(
             lo,
             pos_start[p + 1],
-            lev8,
+            packed,
+            fields,
             offs8,
             use8,
             levw,
@@ -407,7 +430,8 @@ def lbr_pass(
     p1,
     pos_start,
     winner,
-    lev8,
+    packed,
+    fields,
     offs8,
     use8,
     levw,
@@ -434,7 +458,8 @@ def lbr_pass(
         k = _gather_teams(
             pos_start[p],
             pos_start[p + 1],
-            lev8,
+            packed,
+            fields,
             offs8,
             use8,
             levw,

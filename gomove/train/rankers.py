@@ -82,13 +82,14 @@ class Members:
         self.data = data
 
     def args(self) -> tuple:
-        """The kernels' level arguments: pos_start, winner, lev8, offs8, use8, levw, offsw,
-        usew, zero_member."""
+        """The kernels' level arguments: pos_start, winner, packed, fields, offs8, use8,
+        levw, offsw, usew, zero_member."""
         d = self.data
         return (
             d.pos_start,
             d.winner,
-            d.lev8,
+            d.packed,
+            d.fields,
             d.offs8,
             self.use8,
             d.levw,

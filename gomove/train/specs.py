@@ -122,7 +122,7 @@ class ModelSpec:
 def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
     """Coulom's MM (gomove.train.mm) over the flat engine of the device or padded batches."""
     reg = ctx.registry
-    engine = flat_mm(data, ctx.device) if isinstance(data, FlatData) else data
+    engine = flat_mm(data, ctx.device, cfg.team_dtype) if isinstance(data, FlatData) else data
     return train_mm(
         engine,
         reg.n_features,

@@ -2,7 +2,8 @@
 
 Invariants checked:
 - MM (cyclic and greedy; numba, torch and padded engines) and SGD (flat and
-  padded; full, sampled, LFR, SGD with momentum after an MM init) stopped by
+  padded, on batches or a shuffling BatchLoader; full, sampled, LFR, SGD with
+  momentum after an MM init) stopped by
   an exception after some iteration and resumed from the train state give
   bitwise the model and history (times apart) of an uninterrupted run;
 - a resumed run that had already finished trains no more;
@@ -29,6 +30,7 @@ import torch
 from synthetic import cfg_of, flat_of, make_data, make_groups, random_log_gamma, tiny_overrides
 
 import gomove.features.harvest as harvest_module
+from gomove.data.loader import BatchLoader
 from gomove.experiment import TRAIN_STATE, run
 from gomove.features.config import FeatureConfig
 from gomove.features.harvest import CHUNK_GAMES, harvest
@@ -117,6 +119,19 @@ def test_sgd_resume_equals_uninterrupted(synthetic, tmp_path, extra, layout):
     got, got_hist = train_sgd(*args, progress=False, groups=GROUPS, checkpoint=ck)
     assert torch.equal(got.w, want.w) and torch.equal(got.v, want.v)
     assert untimed(got_hist) == untimed(want_hist)
+
+
+def test_sgd_resume_on_a_batch_loader(ds, tmp_path):
+    """The padded path over shards: the loader's epoch (its shuffle) is restored too."""
+    loader = BatchLoader(ds, batch_size=64, in_memory=True)
+    n = ds.registry.n_features
+    cfg = SGDConfig(epochs=3, batch_size=32, k=2, sample=2)
+    want, _ = train_sgd(loader, n, cfg, progress=False)
+    ck = Resume(tmp_path / "state.pt", resume=True)
+    with pytest.raises(Crash):
+        train_sgd(loader, n, cfg, validate=crashing(1), progress=False, checkpoint=ck)
+    got, _ = train_sgd(loader, n, cfg, progress=False, checkpoint=ck)
+    assert torch.equal(got.w, want.w) and torch.equal(got.v, want.v)
 
 
 def test_other_config_refused(tmp_path):

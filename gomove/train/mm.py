@@ -18,6 +18,12 @@ Terms:
   Batches (streamed, any device: the oracle), or gomove.train.mm_flat's
   ``NumbaMM`` (CPU) and ``TorchMM`` (any device) over the flat layout, with
   cached team strengths.
+- train state (gomove.train.resume): saved after every iteration with the
+  ``checkpoint`` argument: the log-gammas, the statistics of the next update,
+  the gains, the history and the trail of updates (each update's group and
+  new log-gammas, iterations x F floats in all), which a resumed run replays
+  into the engine (``MMPasses.advance``) so that its cached team strengths,
+  products in update order, hold the same bits as in an uninterrupted run.
 """
 
 from __future__ import annotations

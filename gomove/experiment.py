@@ -4,7 +4,10 @@ The experiment layer: it sits on top of training and evaluation and ties them
 together; ``evaluate_checkpoint`` is ``gomove-evaluate``.
 
 Writes into the run directory: ``model.pt`` (checkpoint: registry, pattern
-table, parameters, config), ``gammas.md`` (Coulom's Table 1 as learned),
+table, parameters, config), ``train_state.pt`` (the trainer's state after
+its last iteration or epoch, gomove.train.resume, for ``resume=true``; kept
+at the end, so a run killed during evaluation, or rerun with resume=true,
+re-evaluates without training again), ``gammas.md`` (Coulom's Table 1 as learned),
 ``policy.npz`` (the playout policy, with ``features=light`` and ``model=mm``),
 ``metrics.json``, ``summary.txt``, ``positions.npz`` (every test position's rank,
 legal moves, game, move number, matched shape radius and log-probability, for
@@ -39,9 +42,12 @@ from gomove.models import MoveModel
 from gomove.reading.games import ReadConfig
 from gomove.train.checkpoint import save_checkpoint, write_gamma_table
 from gomove.train.device import resolve_device
+from gomove.train.resume import Resume
 from gomove.train.specs import TrainContext, load_checkpoint, model_config, model_spec
 
 log = logging.getLogger(__name__)
+
+TRAIN_STATE = "train_state.pt"
 
 
 def peak_rss_mb() -> float:
@@ -149,7 +155,9 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
 
     writer = SummaryWriter(str(out / "tb"))
     t0 = time.perf_counter()
-    ctx = TrainContext(reg, device, validate, writer, cfg.progress, val_loader)
+    run_cfg = OmegaConf.to_container(cfg, resolve=True)
+    train_state = Resume(out / TRAIN_STATE, run_cfg, resume=cfg.resume)
+    ctx = TrainContext(reg, device, validate, writer, cfg.progress, val_loader, train_state)
     model, history = spec.fit(model_cfg, train_data, ctx)
     train_seconds = time.perf_counter() - t0
     writer.close()

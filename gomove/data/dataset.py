@@ -7,6 +7,9 @@ Terms:
 - dataset folder: ``<cache_dir>/<kind>-<key>/`` with ``shard-NNNNN.npz`` files
   and, written last, ``dataset.json`` (see shards.py). Finished shards of an
   interrupted extraction are kept and reused.
+- pattern table: ``<cache_dir>/patterns-<key>.npz``; while harvesting, the
+  finished chunks' sightings in ``patterns-<key>.parts/``, reused by a harvest
+  that was killed and deleted once the table is written.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import hashlib
 import json
 import multiprocessing as mp
 import os
+import shutil
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -82,6 +86,7 @@ def harvest_cached(
     path = Path(cache_dir) / f"patterns-{key}.npz"
     if path.exists():
         return PatternTable.load(path)
+    parts = Path(cache_dir) / f"patterns-{key}.parts"  # a killed harvest's finished chunks
     stats = ReadStats()
     games = iter_games(paths, harvest_read, stats)
     table = harvest(
@@ -90,8 +95,10 @@ def harvest_cached(
         workers=workers or default_workers(),
         progress=progress,
         total=harvest_read.max_games,
+        parts=parts,
     )
     table.save(path)
+    shutil.rmtree(parts, ignore_errors=True)
     return table
 
 

@@ -14,10 +14,18 @@ Memory stays bounded when the number of distinct patterns explodes (Stern,
 Bloom filter; it enters the exact counts on its second sighting (counted as 2).
 Patterns seen once, the bulk of the large ones, never take a dict entry. A
 Bloom false positive can overcount a pattern by one.
+
+Resuming: the games are hashed in chunks of CHUNK_GAMES (in worker
+processes) and counted in order; with a ``parts`` folder every chunk's
+sightings are saved there as it finishes (``chunk-NNNNN.npz``, atomically),
+and a later harvest of the same games reads them instead of replaying the
+games, so a killed harvest continues where it stopped and gives the same
+table (the counting, cheap, is redone in the same order).
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,7 +42,10 @@ from gomove.features.config import FeatureConfig
 from gomove.features.patterns import Templates, build_table, make_templates
 from gomove.features.position import FeatureVisitor
 
+log = logging.getLogger(__name__)
+
 TABLE_FORMAT_VERSION = 2  # 2: stones
+CHUNK_GAMES = 25  # games hashed per task (and per saved part)
 STONE_WORDS = 3  # 2 bits for each of the 72 points of radius 10
 _NO_LEVELS = np.zeros(1, np.int32)  # harvesting reads no light levels
 
@@ -194,13 +205,23 @@ def played_hashes(game, t: Templates) -> tuple[np.ndarray, np.ndarray]:
     return v.hashes_out, v.states_out
 
 
-def _game_hashes(args: tuple) -> tuple[int, np.ndarray, np.ndarray]:
-    games, t = args
-    parts = [played_hashes(game, t) for game in games]
-    if not parts:
-        empty = np.zeros((0, len(t.radii)), dtype=np.uint64)
-        return 0, empty, np.zeros((0, int(t.ends[-1])), dtype=np.uint8)
-    return len(games), np.concatenate([h for h, _ in parts]), np.concatenate([s for _, s in parts])
+def _game_hashes(args: tuple) -> tuple[int, np.ndarray, np.ndarray, bool]:
+    """(games, hashes, states, reused) of one chunk: read from its part file when an
+    earlier harvest saved it, else hashed (and saved when part is given)."""
+    games, t, part = args
+    if part is not None and part.exists():
+        with np.load(part) as z:
+            return int(z["n_games"]), z["hashes"], z["states"], True
+    found = [played_hashes(game, t) for game in games]
+    if found:
+        hashes = np.concatenate([h for h, _ in found])
+        states = np.concatenate([s for _, s in found])
+    else:
+        hashes = np.zeros((0, len(t.radii)), dtype=np.uint64)
+        states = np.zeros((0, int(t.ends[-1])), dtype=np.uint8)
+    if part is not None:
+        atomic_save_npz(part, hashes=hashes, states=states, n_games=np.array(len(games)))
+    return len(games), hashes, states, False
 
 
 def _chunks(games: Iterable, n: int) -> Iterable[list]:
@@ -220,8 +241,13 @@ def harvest(
     workers: int = 1,
     progress: bool = True,
     total: int | None = None,
+    parts: Path | None = None,
 ) -> PatternTable:
-    """Count the shapes of played moves over games; keep those seen >= cfg.min_count times."""
+    """Count the shapes of played moves over games; keep those seen >= cfg.min_count times.
+
+    parts: a folder for the finished chunks' sightings, reused when present (module
+    docstring); it must belong to these games and cfg alone (the caller keys it).
+    """
     t = make_templates(cfg.min_radius, cfg.max_radius)
     bits = np.zeros(max(cfg.bloom_bits // 64, 1), dtype=np.uint64)
     counts = Dict.empty(types.uint64, types.int64)
@@ -230,20 +256,26 @@ def harvest(
         raise ValueError(f"templates of {int(t.ends[-1])} points do not fit {STONE_WORDS} words")
     # keeping patterns seen once means counting every one: no filter then
     bloom_k = cfg.bloom_hashes if cfg.min_count >= 2 else 0
-    chunk_games = 25
-    tasks = ((chunk, t) for chunk in _chunks(games, chunk_games))
+    tasks = (
+        (chunk, t, None if parts is None else parts / f"chunk-{i:05d}.npz")
+        for i, chunk in enumerate(_chunks(games, CHUNK_GAMES))
+    )
+    reused = 0
     bar = tqdm(total=total, desc="harvest", unit="game", disable=not progress)
     pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
     try:
         results = pool.imap(_game_hashes, tasks) if pool else map(_game_hashes, tasks)
-        for n_games, hashes, states in results:
+        for n_games, hashes, states, was_saved in results:
             count_sightings(hashes, states, t.ends, bits, bloom_k, counts, stones)
             bar.update(n_games)
+            reused += was_saved
     finally:
         bar.close()
         if pool:
             pool.close()
             pool.join()
+    if reused:
+        log.info("harvest: %d chunks of %d games reused from %s", reused, CHUNK_GAMES, parts)
     return _table_from_counts(counts, stones, t, cfg.min_count)
 
 

@@ -29,6 +29,7 @@ model whatever the thread count (each kernel's sums run in a fixed order).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -91,6 +92,27 @@ class FlatSGD:
         args = (w, v, np.zeros((2, 1 + k)), np.zeros((2, 1 + k)), np.zeros(2), np.zeros((2, k)))
         state = [np.zeros_like(a) for a in (w, w, v, v)]
         kernels.update_params(*args, *state, True, 0.0, 0.9, 0.999, 1e-8, 1, 0.0, 0.0, self.width)
+
+    def state_dict(self) -> dict[str, Any]:
+        """What continues training besides the model's parameters: the optimizer's
+        moments and step count, both generators."""
+        return {
+            "moments": [a.copy() for a in self.state],
+            "n_steps": self.n_steps,
+            "order_rng": self.order_rng.bit_generator.state,
+            "sample_rng": self.sample_rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from state_dict(), the model's parameters already loaded (the table
+        is rebuilt from them, as every step leaves it)."""
+        for a, saved in zip(self.state, state["moments"], strict=True):
+            a[...] = saved
+        self.n_steps = state["n_steps"]
+        self.order_rng.bit_generator.state = state["order_rng"]
+        self.sample_rng.bit_generator.state = state["sample_rng"]
+        kernels.fill_table(self.w, self.v, self.table, self.width)
+        self._l2 = None
 
     def __iter__(self) -> Iterator[np.ndarray]:
         order = self.order_rng.permutation(self.data.n_positions)

@@ -18,6 +18,12 @@ Terms:
   Batches (streamed, any device: the oracle), or gomove.train.mm_flat's
   ``NumbaMM`` (CPU) and ``TorchMM`` (any device) over the flat layout, with
   cached team strengths.
+- train state (gomove.train.resume): saved after every iteration with the
+  ``checkpoint`` argument: the log-gammas, the statistics of the next update,
+  the gains, the history and the trail of updates (each update's group and
+  new log-gammas, iterations x F floats in all), which a resumed run replays
+  into the engine (``MMPasses.advance``) so that its cached team strengths,
+  products in update order, hold the same bits as in an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from gomove.models.mm import BradleyTerry, accumulate_stats, log_prior, mm_updat
 from gomove.train.config import MMConfig
 from gomove.train.device import resolve_device
 from gomove.train.report import Validate, report_row
+from gomove.train.resume import Resume
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -119,6 +126,15 @@ class MMPasses(ABC):
         """MM statistics of the groups in columns and the log-likelihood, at log_gamma:
         what ``collect_stats`` returns over the same positions."""
 
+    def advance(self, log_gamma: torch.Tensor) -> None:
+        """Bring any cached state to log_gamma without a pass, as ``collect`` would.
+
+        A resumed run calls it with the log-gammas after every update so far, in
+        order, so that a cache reaches the same bits as in an uninterrupted run.
+        Without a cache (the default), nothing to do.
+        """
+        return None
+
 
 class PaddedMM(MMPasses):
     """Passes of ``collect_stats`` over a re-iterable of padded Batches, streamed once per
@@ -153,6 +169,7 @@ def train_mm(
     validate: Validate | None = None,
     writer: SummaryWriter | None = None,
     progress: bool = True,
+    checkpoint: Resume | None = None,
 ) -> tuple[BradleyTerry, list[dict[str, Any]]]:
     """Fit gammas by MM from gamma = 1; return the model and one history row per iteration.
 
@@ -164,6 +181,9 @@ def train_mm(
     and this process's CPU time), the updates done and
     each group's last gain, plus val_top1 and val_log_evidence when validate
     is given. writer: an optional SummaryWriter getting the same scalars.
+    checkpoint: the train state is saved there after every iteration (row 0
+    included) and, with its ``resume``, continued from: the same model and
+    history (times apart) as an uninterrupted run, bit for bit.
     """
     cfg.validate()
     torch.manual_seed(cfg.seed)
@@ -183,19 +203,30 @@ def train_mm(
 
     extra_passes = 0  # greedy: passes beyond one per update (a wrong guess)
 
-    t0, c0 = time.perf_counter(), time.process_time()
-    stats = collect((active[0],))  # both schedules start with the first group
+    # (group, its log-gammas after the update) of every update: replayed on resume
+    trail: list[tuple[int, torch.Tensor]] = []
+    state = checkpoint.load() if checkpoint is not None else None
+    if state is None:
+        t0, c0 = time.perf_counter(), time.process_time()
+        stats = collect((active[0],))  # both schedules start with the first group
+        if stats.n_positions == 0:
+            raise ValueError("no training positions")
+        lp = stats.log_likelihood + float(log_prior(model.log_gamma))
+        gains = {g: math.inf for g in active}
+        prev_gains = dict(gains)  # each group's gain before its last one (greedy's guess)
+        history = [_record(0, stats, lp, time.perf_counter() - t0, [], gains, groups)]
+        history[-1]["cpu_seconds"] = time.process_time() - c0
+        _report(history[-1], model, validate, writer)
+        _save(checkpoint, model, 0, stats, lp, gains, prev_gains, history, trail)
+    else:
+        stats, lp, gains, prev_gains, history = _restore(state, model, passes, groups, trail)
+        log.info("MM: resumed after iteration %d", state["iter"])
     n = stats.n_positions
-    if n == 0:
-        raise ValueError("no training positions")
-    lp = stats.log_likelihood + float(log_prior(model.log_gamma))
-    gains = {g: math.inf for g in active}
-    prev_gains = dict(gains)  # each group's gain before its last one (greedy's guess)
-    history = [_record(0, stats, lp, time.perf_counter() - t0, [], gains, groups)]
-    history[-1]["cpu_seconds"] = time.process_time() - c0
-    _report(history[-1], model, validate, writer)
+    first = history[-1]["iter"] + 1
 
-    bar = tqdm(range(1, cfg.max_iters + 1), desc="MM", disable=not progress)
+    # a resumed run may have converged already
+    last = first - 1 if all(gains[g] < cfg.tol for g in active) else cfg.max_iters
+    bar = tqdm(range(first, last + 1), desc="MM", disable=not progress)
     for it in bar:
         t0, c0 = time.perf_counter(), time.process_time()
         updated: list[int] = []
@@ -205,6 +236,7 @@ def train_mm(
             _, offset, size = groups[g]
             inner.set_postfix(group=groups[g][0])
             model.log_gamma = mm_update(model.log_gamma, stats.wins, stats.denom, offset, size)
+            trail.append((g, model.log_gamma[offset : offset + size].cpu().clone()))
             # the next pass gathers what the next update needs and measures this one;
             # greedy: the next group is the best of the others unless g's new gain beats
             # them all, which only this pass tells, so guess, and pass again if wrong
@@ -225,12 +257,74 @@ def train_mm(
         row["cpu_seconds"] = time.process_time() - c0
         history.append(row)
         _report(row, model, validate, writer)
+        _save(checkpoint, model, it, stats, lp, gains, prev_gains, history, trail)
         bar.set_postfix(ll=f"{row['log_likelihood']:.4f}", gain=f"{max(gains.values()):.2e}")
         if all(gains[g] < cfg.tol for g in active):
             log.info("MM converged after %d iterations", it)
             break
     bar.close()
     return model, history
+
+
+def _save(
+    checkpoint: Resume | None,
+    model: BradleyTerry,
+    it: int,
+    stats: PassStats,
+    lp: float,
+    gains: dict[int, float],
+    prev_gains: dict[int, float],
+    history: list[dict[str, Any]],
+    trail: list[tuple[int, torch.Tensor]],
+) -> None:
+    """Save what the loop carries after iteration ``it``: ``stats`` are those of the
+    next update, so a resumed run needs no extra pass."""
+    if checkpoint is None:
+        return
+    checkpoint.save(
+        {
+            "iter": it,
+            "log_gamma": model.log_gamma.cpu(),
+            "wins": stats.wins.cpu(),
+            "denom": stats.denom.cpu(),
+            "log_likelihood": stats.log_likelihood,
+            "n_positions": stats.n_positions,
+            "log_posterior": lp,
+            "gains": gains,
+            "prev_gains": prev_gains,
+            "history": history,
+            "trail": trail,
+        }
+    )
+
+
+def _restore(
+    state: dict[str, Any],
+    model: BradleyTerry,
+    passes: MMPasses,
+    groups: Sequence[GroupSpan],
+    trail: list[tuple[int, torch.Tensor]],
+) -> tuple[PassStats, float, dict[int, float], dict[int, float], list[dict[str, Any]]]:
+    """Set model and passes as ``_save`` left them (the engine's cache by replaying the
+    trail, so that it holds the same bits); returns the loop's other variables."""
+    device = model.log_gamma.device
+    log_gamma = torch.zeros_like(model.log_gamma)
+    passes.advance(log_gamma.clone())
+    for g, values in state["trail"]:
+        _, offset, size = groups[g]
+        log_gamma[offset : offset + size] = values.to(device)
+        passes.advance(log_gamma.clone())
+        trail.append((g, values))
+    if not torch.equal(log_gamma.cpu(), state["log_gamma"]):
+        raise ValueError("train state: the trail of updates does not give the saved log-gammas")
+    model.log_gamma = log_gamma
+    stats = PassStats(
+        state["wins"].to(device),
+        state["denom"].to(device),
+        state["log_likelihood"],
+        state["n_positions"],
+    )
+    return stats, state["log_posterior"], state["gains"], state["prev_gains"], state["history"]
 
 
 def _choose(gains: dict[int, float], active: list[int]) -> int:

@@ -93,6 +93,11 @@ class NumbaMM(_CachedMM):
         """Memory of the engine's own arrays (the data's apart)."""
         return self.team.nbytes + self.win_flat.nbytes
 
+    def advance(self, log_gamma: torch.Tensor) -> None:
+        """The cache brought to log_gamma: each change multiplied in as a pass would."""
+        for g, delta in self._changes(log_gamma.cpu()):
+            scale_teams(self.team, self.data.level(g), torch.exp(delta).numpy())
+
     def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
         log_gamma = log_gamma.cpu()
         d = self.data
@@ -163,11 +168,15 @@ class TorchMM(_CachedMM):
         tensors = [*self.levels, self.pos, self.win_flat_t, self.log_team]
         return sum(t.numel() * t.element_size() for t in tensors)
 
-    def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
-        log_gamma = log_gamma.to(self.device)
-        for g, delta in self._changes(log_gamma):
+    def advance(self, log_gamma: torch.Tensor) -> None:
+        """The cache brought to log_gamma, each change added chunk by chunk."""
+        for g, delta in self._changes(log_gamma.to(self.device)):
             for lo, hi, _, _ in self.chunks:
                 self.log_team[lo:hi] += delta[self.levels[g][lo:hi].long()]
+
+    def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
+        log_gamma = log_gamma.to(self.device)
+        self.advance(log_gamma)
         f = log_gamma.shape[0]
         wins = torch.zeros(f, dtype=torch.float64, device=self.device)
         denom = torch.zeros(f, dtype=torch.float64, device=self.device)

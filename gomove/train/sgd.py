@@ -57,6 +57,7 @@ from gomove.train.flat import FlatData
 from gomove.train.mm import MMPasses, train_mm
 from gomove.train.mm_flat import NumbaMM
 from gomove.train.report import Validate, report_row
+from gomove.train.resume import Resume
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -177,6 +178,7 @@ def train_sgd(
     progress: bool = True,
     groups: list[GroupSpan] | None = None,
     init: MoveModel | None = None,
+    checkpoint: Resume | None = None,
 ) -> tuple[FactorizationBT, list[dict[str, Any]]]:
     """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
 
@@ -191,7 +193,10 @@ def train_sgd(
     writer gets train/loss, train/log_likelihood, train/lr, val/top1,
     val/log_evidence and time/seconds_per_epoch. groups: only for init "mm"
     on a plain list of batches. init: the saved model to start from (module
-    docstring), required when cfg.init_checkpoint is set.
+    docstring), required when cfg.init_checkpoint is set. checkpoint: the train
+    state is saved there after every epoch (row 0 included) and, with its
+    ``resume``, continued from: on the CPU the same model and history (times
+    apart) as an uninterrupted run, bit for bit.
     """
     cfg.validate()
     device = resolve_device(device)
@@ -199,11 +204,15 @@ def train_sgd(
     flat = isinstance(data, FlatData)
     if flat and device.type != "cpu":
         raise ValueError(f"the flat engine runs on the CPU, not {device}: give padded batches")
+    state = checkpoint.load() if checkpoint is not None else None
+    init_cfg = cfg
+    if state is not None:  # the saved parameters replace any init: no MM to run first
+        init_cfg, init = replace(cfg, init="random", init_checkpoint=None), None
     init_data: Any = data
-    if flat and cfg.init == "mm" and init is None:
+    if flat and init_cfg.init == "mm" and init is None:
         init_data = NumbaMM(data)
         groups = groups or data.group_spans()
-    model = initial_model(cfg, n_features, init_data, device, groups, progress, init)
+    model = initial_model(init_cfg, n_features, init_data, device, groups, progress, init)
     del init_data
     steps: FlatSGD | _PaddedSteps
     if flat:
@@ -215,15 +224,25 @@ def train_sgd(
     if n_positions == 0:
         raise ValueError("no training positions")
 
-    t0, c0 = time.perf_counter(), time.process_time()
-    sums = _Sums()
-    for batch in steps:
-        sums.add(*steps.measure(batch))
-    history = [sums.row(0, t0, c0, cfg.lr * lr_factor(cfg, 0))]
-    _report(history[-1], model, validate, writer)
+    if state is None:
+        t0, c0 = time.perf_counter(), time.process_time()
+        sums = _Sums()
+        for batch in steps:
+            sums.add(*steps.measure(batch))
+        history = [sums.row(0, t0, c0, cfg.lr * lr_factor(cfg, 0))]
+        _report(history[-1], model, validate, writer)
+        seen = 0  # positions trained on (the schedule's clock)
+        _save(checkpoint, model, steps, history, seen)
+    else:
+        model.load_state_dict(state["model"])  # in place: the flat engine's views follow
+        steps.load_state_dict(state["steps"])
+        torch.set_rng_state(state["torch_rng"])
+        np.random.set_state(state["numpy_rng"])
+        history, seen = state["history"], state["seen"]
+        log.info("%s: resumed after epoch %d", cfg.name, history[-1]["iter"])
 
-    bar = tqdm(range(1, cfg.epochs + 1), desc=cfg.name.upper(), disable=not progress)
-    seen = 0
+    first = history[-1]["iter"] + 1
+    bar = tqdm(range(first, cfg.epochs + 1), desc=cfg.name.upper(), disable=not progress)
     for epoch in bar:
         t0, c0 = time.perf_counter(), time.process_time()
         sums = _Sums()
@@ -240,10 +259,34 @@ def train_sgd(
         row = sums.row(epoch, t0, c0, lr)
         history.append(row)
         _report(row, model, validate, writer)
+        _save(checkpoint, model, steps, history, seen)
         bar.set_postfix(loss=f"{row['loss']:.4f}", ll=f"{row['log_likelihood']:.4f}")
     bar.close()
     model.eval()
     return model, history
+
+
+def _save(
+    checkpoint: Resume | None,
+    model: FactorizationBT,
+    steps: FlatSGD | _PaddedSteps,
+    history: list[dict[str, Any]],
+    seen: int,
+) -> None:
+    """Save what the loop carries after an epoch: parameters, the engine's optimizer
+    and generators, the global RNGs (seeded too), history and positions seen."""
+    if checkpoint is None:
+        return
+    checkpoint.save(
+        {
+            "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+            "steps": steps.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "numpy_rng": np.random.get_state(),
+            "history": history,
+            "seen": seen,
+        }
+    )
 
 
 class _PaddedSteps:
@@ -284,6 +327,24 @@ class _PaddedSteps:
         out.loss.backward()
         self.opt.step()
         return float(out.objective), float(out.log_lik), out.n
+
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer, the sampling generator and the shuffle's place."""
+        b = self.batches
+        order = b.epoch if isinstance(b, BatchLoader) else b.rng.bit_generator.state
+        return {
+            "optimizer": self.opt.state_dict(),
+            "sample_gen": self.sample_gen.get_state(),
+            "order": order,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.opt.load_state_dict(state["optimizer"])
+        self.sample_gen.set_state(state["sample_gen"])
+        if isinstance(self.batches, BatchLoader):
+            self.batches.epoch = state["order"]
+        else:
+            self.batches.rng.bit_generator.state = state["order"]
 
 
 class _Sums:

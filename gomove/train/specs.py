@@ -55,6 +55,7 @@ from gomove.train.mm import train_mm
 from gomove.train.mm_flat import flat_mm
 from gomove.train.rankers import fit_ranker
 from gomove.train.report import Validate
+from gomove.train.resume import Resume
 from gomove.train.sgd import train_sgd
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ class TrainContext:
     writer: SummaryWriter | None = None
     progress: bool = True
     val_data: Iterable[Batch] | None = None  # held-out batches (the rankers' calibration)
+    checkpoint: Resume | None = None  # the train state (mm, fbt, lfr; the rankers have none)
 
 
 History = list[dict[str, Any]]
@@ -132,6 +134,7 @@ def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel
         validate=ctx.validate,
         writer=ctx.writer,
         progress=ctx.progress,
+        checkpoint=ctx.checkpoint,
     )
 
 
@@ -155,12 +158,17 @@ def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveMod
         progress=ctx.progress,
         groups=reg.group_spans(),
         init=init,
+        checkpoint=ctx.checkpoint,
     )
 
 
 def fit_rankers(cfg: RankerConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
-    """PR, BAR or LBR (gomove.train.rankers), calibrated on ctx.val_data when given."""
+    """PR, BAR or LBR (gomove.train.rankers), calibrated on ctx.val_data when given.
+
+    No train state: a few passes in file order, so a killed run trains again."""
     reg = ctx.registry
+    if ctx.checkpoint is not None and ctx.checkpoint.resume:
+        log.warning("resume: %s keeps no train state; training from the start", cfg.name)
     return fit_ranker(
         cfg,
         data,

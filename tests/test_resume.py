@@ -1,0 +1,256 @@
+"""Resuming after a crash: train states (gomove.train.resume), resume=true, harvest parts.
+
+Invariants checked:
+- MM (cyclic and greedy; numba, torch and padded engines) and SGD (flat and
+  padded, on batches or a shuffling BatchLoader; full, sampled, LFR, SGD with
+  momentum after an MM init) stopped by
+  an exception after some iteration and resumed from the train state give
+  bitwise the model and history (times apart) of an uninterrupted run;
+- a resumed run that had already finished trains no more;
+- a train state saved under another config is refused, naming the key;
+  IGNORED keys may differ; resume=true without a state starts fresh;
+- a training subprocess killed by SIGKILL mid-run and rerun with
+  resume=true gives the uninterrupted run's model exactly (mm and fbt);
+- a harvest stopped after some chunks replays only the games of the others
+  and gives the same pattern table as one uninterrupted harvest.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from synthetic import cfg_of, flat_of, make_data, make_groups, random_log_gamma, tiny_overrides
+
+import gomove.features.harvest as harvest_module
+from gomove.data.loader import BatchLoader
+from gomove.experiment import TRAIN_STATE, run
+from gomove.features.config import FeatureConfig
+from gomove.features.harvest import CHUNK_GAMES, harvest
+from gomove.reading.games import ReadConfig, iter_games
+from gomove.train.config import MMConfig, SGDConfig
+from gomove.train.mm import train_mm
+from gomove.train.mm_flat import NumbaMM, TorchMM
+from gomove.train.resume import Resume
+from gomove.train.sgd import train_sgd
+from gomove.train.specs import load_checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+GROUPS = make_groups([5, 30, 3, 12])
+N_FEATURES = 51
+
+
+class Crash(Exception):
+    """Stands for the process dying between two iterations."""
+
+
+def crashing(after: int):
+    """A validate callback raising Crash at its call after+1 (row ``after`` is saved)."""
+    calls = []
+
+    def validate(_log_probs):
+        calls.append(1)
+        if len(calls) > after + 1:
+            raise Crash
+        return {"top1": 0.0, "log_evidence": 0.0}
+
+    return validate
+
+
+def untimed(history):
+    """The rows without times and validation (the crashed runs validate, the others not)."""
+    return [
+        {k: v for k, v in row.items() if "seconds" not in k and not k.startswith("val_")}
+        for row in history
+    ]
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    data = make_data(random_log_gamma(N_FEATURES, 1), GROUPS, 6, 40, 12, 2)
+    return data, flat_of(data, GROUPS)
+
+
+@pytest.mark.parametrize("schedule", ["cyclic", "greedy"])
+@pytest.mark.parametrize("engine", ["numba", "torch", "padded"])
+def test_mm_resume_equals_uninterrupted(synthetic, tmp_path, schedule, engine):
+    data, flat = synthetic
+
+    def source():
+        return {"numba": NumbaMM, "torch": TorchMM}[engine](flat) if engine != "padded" else data
+
+    cfg = MMConfig(max_iters=5, tol=0.0, schedule=schedule)
+    want, want_hist = train_mm(source(), N_FEATURES, GROUPS, cfg, progress=False)
+    ck = Resume(tmp_path / "state.pt", {"run": 1}, resume=True)
+    with pytest.raises(Crash):
+        train_mm(source(), N_FEATURES, GROUPS, cfg, validate=crashing(2), progress=False,
+                 checkpoint=ck)  # fmt: skip
+    assert torch.load(ck.path, weights_only=False)["state"]["iter"] == 2
+    got, got_hist = train_mm(source(), N_FEATURES, GROUPS, cfg, progress=False, checkpoint=ck)
+    assert torch.equal(got.log_gamma, want.log_gamma)
+    assert untimed(got_hist) == untimed(want_hist)
+    # finished: resuming again trains no more and returns the same
+    again, again_hist = train_mm(source(), N_FEATURES, GROUPS, cfg, progress=False, checkpoint=ck)
+    assert torch.equal(again.log_gamma, want.log_gamma) and len(again_hist) == len(want_hist)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"sample": 3}, {"name": "lfr"}, {"optimizer": "sgd", "init": "mm"}],
+    ids=["full", "sampled", "lfr", "sgd-mm-init"],
+)
+@pytest.mark.parametrize("layout", ["flat", "padded"])
+def test_sgd_resume_equals_uninterrupted(synthetic, tmp_path, extra, layout):
+    data, flat = synthetic
+    source = flat if layout == "flat" else data
+    cfg = SGDConfig(epochs=4, batch_size=16, k=3, **extra)
+    args = (source, N_FEATURES, cfg)
+    want, want_hist = train_sgd(*args, progress=False, groups=GROUPS)
+    ck = Resume(tmp_path / "state.pt", resume=True)
+    with pytest.raises(Crash):
+        train_sgd(*args, validate=crashing(2), progress=False, groups=GROUPS, checkpoint=ck)
+    got, got_hist = train_sgd(*args, progress=False, groups=GROUPS, checkpoint=ck)
+    assert torch.equal(got.w, want.w) and torch.equal(got.v, want.v)
+    assert untimed(got_hist) == untimed(want_hist)
+
+
+def test_sgd_resume_on_a_batch_loader(ds, tmp_path):
+    """The padded path over shards: the loader's epoch (its shuffle) is restored too."""
+    loader = BatchLoader(ds, batch_size=64, in_memory=True)
+    n = ds.registry.n_features
+    cfg = SGDConfig(epochs=3, batch_size=32, k=2, sample=2)
+    want, _ = train_sgd(loader, n, cfg, progress=False)
+    ck = Resume(tmp_path / "state.pt", resume=True)
+    with pytest.raises(Crash):
+        train_sgd(loader, n, cfg, validate=crashing(1), progress=False, checkpoint=ck)
+    got, _ = train_sgd(loader, n, cfg, progress=False, checkpoint=ck)
+    assert torch.equal(got.w, want.w) and torch.equal(got.v, want.v)
+
+
+def test_other_config_refused(tmp_path):
+    path = tmp_path / "state.pt"
+    Resume(path, {"model": {"lr": 0.1}, "progress": True}).save({"iter": 3})
+    with pytest.raises(ValueError, match=r"model\.lr: saved 0\.1, now 0\.2"):
+        Resume(path, {"model": {"lr": 0.2}, "progress": True}, resume=True).load()
+    # how the run is watched may change; without resume the state is not read
+    same = Resume(path, {"model": {"lr": 0.1}, "progress": False, "resume": True}, resume=True)
+    assert same.load() == {"iter": 3}
+    assert Resume(path, {"model": {"lr": 0.2}}).load() is None
+
+
+def test_mm_refuses_state_of_other_config(synthetic, tmp_path):
+    data, flat = synthetic
+    ck = Resume(tmp_path / "state.pt", {"model": {"schedule": "cyclic"}}, resume=True)
+    train_mm(NumbaMM(flat), N_FEATURES, GROUPS, MMConfig(max_iters=1), progress=False,
+             checkpoint=ck)  # fmt: skip
+    other = Resume(ck.path, {"model": {"schedule": "greedy"}}, resume=True)
+    with pytest.raises(ValueError, match="model.schedule"):
+        train_mm(NumbaMM(flat), N_FEATURES, GROUPS, MMConfig(max_iters=1, schedule="greedy"),
+                 progress=False, checkpoint=other)  # fmt: skip
+
+
+def test_resume_without_state_starts_fresh(tmp_path, caplog):
+    with caplog.at_level(logging.INFO, logger="gomove.train.resume"):
+        assert Resume(tmp_path / "none.pt", resume=True).load() is None
+    assert "starting fresh" in caplog.text
+
+
+# --- a real kill -------------------------------------------------------------------
+
+
+def kill_mid_run(overrides: list[str], run_dir: Path, min_updates: int = 2) -> int:
+    """Start gomove.cli.train, SIGKILL it once its train state has been replaced
+    min_updates times after appearing; returns the saved iteration."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "gomove.cli.train", *overrides, f"hydra.run.dir={run_dir}"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state = run_dir / TRAIN_STATE
+    seen: set[int] = set()
+    deadline = time.monotonic() + 60
+    try:
+        while len(seen) <= min_updates and proc.poll() is None:
+            assert time.monotonic() < deadline, "the training subprocess made no progress"
+            if state.exists():
+                seen.add(state.stat().st_mtime_ns)
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run finished before it could be killed: make it longer"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert not (run_dir / "model.pt").exists()
+    return torch.load(state, weights_only=False)["state"]["history"][-1]["iter"]
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        ["model.max_iters=40", "model.tol=0"],
+        ["model=fbt", "k=4", "model.epochs=30", "model.batch_size=8"],
+    ],
+    ids=["mm", "fbt"],
+)
+def test_killed_run_resumes_to_the_same_model(games, tmp_path, model):
+    overrides = [*tiny_overrides(games, tmp_path), *model]
+    want = run(cfg_of(overrides), tmp_path / "whole")  # also fills the data cache
+    killed = tmp_path / "killed"
+    stopped = kill_mid_run(overrides, killed)
+    assert 0 <= stopped < want["iterations"]
+    got = run(cfg_of([*overrides, "resume=true"]), killed)
+    a = load_checkpoint(tmp_path / "whole" / "model.pt")
+    b = load_checkpoint(killed / "model.pt")
+    for key, value in a["model"].items():
+        assert torch.equal(b["model"][key], value), key
+    assert got["iterations"] == want["iterations"] and got["top1"] == want["top1"]
+    assert untimed(b["history"]) == untimed(a["history"])
+
+
+def test_run_refuses_state_of_other_config(games, tmp_path):
+    overrides = [*tiny_overrides(games, tmp_path), "model.max_iters=1"]
+    run(cfg_of(overrides), tmp_path / "run")
+    assert (tmp_path / "run" / TRAIN_STATE).exists()  # kept after the run
+    with pytest.raises(ValueError, match="model.schedule: saved 'cyclic', now 'greedy'"):
+        run(cfg_of([*overrides, "model.schedule=greedy", "resume=true"]), tmp_path / "run")
+
+
+# --- harvest -----------------------------------------------------------------------
+
+
+def test_killed_harvest_reuses_its_chunks(games, tmp_path, monkeypatch):
+    train, _ = games
+    rc = ReadConfig(sizes=(9,))
+    cfg = FeatureConfig(min_count=2, max_radius=6, bloom_bits=1 << 16)
+    all_games = list(iter_games(train, rc)) * 6  # 60 games: chunks of 25, 25, 10
+    want = harvest(all_games, cfg, progress=False)
+
+    replayed = []
+    real = harvest_module.played_hashes
+
+    def counting(game, t):
+        replayed.append(1)
+        return real(game, t)
+
+    monkeypatch.setattr(harvest_module, "played_hashes", counting)
+
+    def dying(n):  # the games, then the process dies
+        yield from all_games[:n]
+        raise Crash
+
+    parts = tmp_path / "parts"
+    with pytest.raises(Crash):
+        harvest(dying(CHUNK_GAMES + 7), cfg, workers=1, progress=False, parts=parts)
+    assert sorted(p.name for p in parts.iterdir()) == ["chunk-00000.npz"]
+    replayed.clear()
+    got = harvest(all_games, cfg, workers=1, progress=False, parts=parts)
+    assert len(replayed) == len(all_games) - CHUNK_GAMES  # the first chunk was read
+    for field in ("hashes", "radius", "count", "stones"):
+        assert (getattr(got, field) == getattr(want, field)).all(), field
+    assert len(list(parts.iterdir())) == 3

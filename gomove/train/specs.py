@@ -50,8 +50,9 @@ from gomove.train.config import (
     RankerConfig,
     SGDConfig,
 )
+from gomove.train.distributed import World, distributed_mm
 from gomove.train.flat import FlatData
-from gomove.train.mm import train_mm
+from gomove.train.mm import MMPasses, PaddedMM, train_mm
 from gomove.train.mm_flat import flat_mm
 from gomove.train.rankers import fit_ranker
 from gomove.train.report import Validate
@@ -76,6 +77,7 @@ class TrainContext:
     writer: SummaryWriter | None = None
     progress: bool = True
     val_data: Iterable[Batch] | None = None  # held-out batches (the rankers' calibration)
+    world: World = World()  # the ranks, each training on its share (gomove.train.distributed)
 
 
 History = list[dict[str, Any]]
@@ -122,9 +124,12 @@ class ModelSpec:
 def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
     """Coulom's MM (gomove.train.mm) over the flat engine of the device or padded batches."""
     reg = ctx.registry
-    engine = flat_mm(data, ctx.device) if isinstance(data, FlatData) else data
+    if isinstance(data, FlatData):
+        engine: MMPasses = flat_mm(data, ctx.device)
+    else:
+        engine = PaddedMM(data, ctx.device, reg.group_spans())
     return train_mm(
-        engine,
+        distributed_mm(engine, ctx.world),
         reg.n_features,
         reg.group_spans(),
         cfg,
@@ -155,11 +160,14 @@ def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveMod
         progress=ctx.progress,
         groups=reg.group_spans(),
         init=init,
+        world=ctx.world,
     )
 
 
 def fit_rankers(cfg: RankerConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
     """PR, BAR or LBR (gomove.train.rankers), calibrated on ctx.val_data when given."""
+    if ctx.world.distributed:
+        raise ValueError(f"model={cfg.name} trains on one process (online updates, in order)")
     reg = ctx.registry
     return fit_ranker(
         cfg,

@@ -169,8 +169,15 @@ def build_dataset(
     shard_games: int = 100,
     workers: int | None = None,
     progress: bool = True,
+    part: tuple[int, int] | None = None,
 ) -> Dataset:
-    """Extract every position of the games under paths into shards, or reuse them."""
+    """Extract every position of the games under paths into shards, or reuse them.
+
+    part: (rank, size) keeps only the games i (in reading order, after the
+    filters) with i % size == rank, each with its global index as game id: one
+    rank's share of a run on several processes (gomove.train.distributed).
+    """
+    rank, n_parts = part or (0, 1)
     global _EXTRACTOR
     table = extractor.table
     table_hash = (
@@ -183,6 +190,7 @@ def build_dataset(
         extractor.cfg.key_dict(),
         table_hash,
         [FORMAT_VERSION, POSITION_SEED, PATTERN_SEED, FEATURES_VERSION],
+        *([[rank, n_parts]] if n_parts > 1 else []),  # one process: the key it always had
     )
     folder = Path(cache_dir) / f"{kind}-{key}"
     if (folder / "dataset.json").exists():
@@ -195,8 +203,10 @@ def build_dataset(
     def tasks():
         chunk: list[tuple[int, Any]] = []
         index = 0
-        for game in iter_games(paths, read_cfg, stats):
-            chunk.append((len(sources), game))
+        for i, game in enumerate(iter_games(paths, read_cfg, stats)):
+            if i % n_parts != rank:
+                continue
+            chunk.append((i, game))
             sources.append(game.source)
             if len(chunk) == shard_games:
                 yield folder / f"shard-{index:05d}.npz", chunk
@@ -206,7 +216,8 @@ def build_dataset(
 
     totals: Counter = Counter()
     shard_names: list[str] = []
-    bar = tqdm(total=read_cfg.max_games, desc=f"extract {kind}", unit="game", disable=not progress)
+    total = -(-read_cfg.max_games // n_parts) if read_cfg.max_games else None
+    bar = tqdm(total=total, desc=f"extract {kind}", unit="game", disable=not progress)
 
     def todo():
         for path, chunk in tasks():

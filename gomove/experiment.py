@@ -18,6 +18,7 @@ import random
 import resource
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,14 @@ from gomove.models import MoveModel
 from gomove.reading.games import ReadConfig
 from gomove.train.checkpoint import save_checkpoint, write_gamma_table
 from gomove.train.device import resolve_device
-from gomove.train.distributed import World, close_world, gather_arrays, init_world, prefix_logs
+from gomove.train.distributed import (
+    World,
+    close_world,
+    gather_arrays,
+    harvest_cached_shared,
+    init_world,
+    prefix_logs,
+)
 from gomove.train.specs import TrainContext, load_checkpoint, model_config, model_spec
 
 log = logging.getLogger(__name__)
@@ -87,7 +95,8 @@ def prepare_data(cfg: DictConfig, world: World | None = None) -> Datasets:
 
     On several processes (world), each rank extracts and holds its share of the
     training and test games (gomove.train.distributed), the validation set only
-    rank 0, which validates; the pattern table is the same on every rank.
+    rank 0, which validates; the shapes are counted on the ranks' shares, the
+    counts summed before the table is cut (harvest_cached_shared).
     """
     world = world or World()
     d = cfg.data
@@ -99,15 +108,22 @@ def prepare_data(cfg: DictConfig, world: World | None = None) -> Datasets:
     train_read = read_config(d, d.max_games)
     table = None
     if feat_cfg.shapes:
-        if world.main:
-            table = harvest_cached(
-                paths(d.train), train_read, feat_cfg, d.cache_dir, workers, progress
-            )
-        table = world.broadcast(table)
-        log.info("harvested %d shape patterns: %s", len(table), table.summary())
+        t0 = time.perf_counter()
+        # several ranks: each counts its share, the counts summed before the cut
+        harvest = harvest_cached
+        if world.distributed:
+            harvest = partial(harvest_cached_shared, world=world)
+        table = harvest(paths(d.train), train_read, feat_cfg, d.cache_dir, workers, progress)
+        log.info(
+            "harvested %d shape patterns in %.1f s: %s",
+            len(table),
+            time.perf_counter() - t0,
+            table.summary(),
+        )
     ex = FeatureExtractor(feat_cfg, table)
 
     def build(which: str, max_games: int | None, part: tuple[int, int] | None) -> Dataset:
+        t0 = time.perf_counter()
         ds = build_dataset(
             paths(d[which]),
             read_config(d, max_games),
@@ -120,12 +136,13 @@ def prepare_data(cfg: DictConfig, world: World | None = None) -> Datasets:
             part=part,
         )
         log.info(
-            "%s: %d games, %d positions, %.0f bytes/position (%s)",
+            "%s: %d games, %d positions, %.0f bytes/position (%s), %.1f s",
             which,
             ds.n_games,
             ds.n_positions,
             ds.bytes_per_position,
             ds.path,
+            time.perf_counter() - t0,
         )
         if ds.n_positions == 0:
             share = f" (rank {world.rank}'s share of {world.size})" if part else ""

@@ -9,6 +9,12 @@ Terms:
 - share: a rank's part of the data, games i with i % size == rank
   (gomove.data.dataset.build_dataset ``part``): each rank extracts and holds
   only its own positions.
+- shared harvest: each rank counts the shapes of its share of the training
+  games, every pattern from its first sighting (no Bloom filter: a pattern seen
+  once on two ranks is seen twice), the counts summed across ranks and only
+  then cut at min_count (``harvest_shared``): the 1-process table, hashes,
+  radii and counts (up to the Bloom filter's rare overcount there), each
+  pattern's stone configuration from the lowest rank that saw it.
 - all-reduce: the sum over ranks, left on every rank. MM all-reduces its
   statistics (``DistributedMM``), FBT/LFR their flat gradient
   (``DistributedFlatSGD``), so both fit the model one process fits on all the
@@ -21,15 +27,26 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 import torch.distributed as dist
 
+from gomove.data.dataset import harvest_source, share
+from gomove.features.config import FeatureConfig
+from gomove.features.harvest import (
+    PatternTable,
+    count_arrays,
+    count_patterns,
+    stone_states,
+    table_of,
+)
 from gomove.models.fbt import FactorizationBT
+from gomove.reading.games import ReadConfig, ReadStats, iter_games
 from gomove.train.config import SGDConfig
 from gomove.train.fbt_flat import FlatSGD
 from gomove.train.flat import FlatData
@@ -225,3 +242,75 @@ def gather_arrays(world: World, arrays: dict[str, np.ndarray]) -> dict[str, np.n
     """Every rank's arrays concatenated in rank order, key by key, on every rank."""
     parts = world.all_gather(arrays)
     return {k: np.concatenate([a[k] for a in parts]) for k in arrays}
+
+
+def harvest_shared(
+    games: Iterable[Any],
+    cfg: FeatureConfig,
+    world: World,
+    workers: int = 1,
+    progress: bool = True,
+    total: int | None = None,
+) -> PatternTable:
+    """The pattern table of all ranks' games, each rank counting its own (module
+    docstring), the same table on every rank.
+
+    The counts are summed by the rank owning a hash (hash % size), which cuts
+    them at min_count: no rank holds every pattern seen, only the kept ones.
+    """
+    counts, stones, t = count_patterns(games, cfg, workers, progress, total, bloom=False)
+    keys, count, rad_idx = count_arrays(counts)
+    owner = (keys % np.uint64(world.size)).astype(np.int64)
+    mine: list[tuple[np.ndarray, ...]] = []
+    for dst in range(world.size):
+        sel = owner == dst
+        part = (keys[sel], count[sel], rad_idx[sel])
+        if not world.distributed:
+            mine = [part]
+            break
+        box: list[Any] | None = [None] * world.size if world.rank == dst else None
+        dist.gather_object(part, box, dst=dst)
+        if box is not None:
+            mine = box
+    k = np.concatenate([p[0] for p in mine])
+    uniq, inv = np.unique(k, return_inverse=True)
+    total_count = np.zeros(len(uniq), dtype=np.int64)
+    np.add.at(total_count, inv, np.concatenate([p[1] for p in mine]))
+    rad = np.zeros(len(uniq), dtype=np.int64)
+    rad[inv] = np.concatenate([p[2] for p in mine])
+    keep = total_count >= cfg.min_count
+    kept = world.all_gather((uniq[keep], total_count[keep], rad[keep]))
+    keys_k, count_k, rad_k = (np.concatenate([p[i] for p in kept]) for i in range(3))
+    # stone configurations: each rank draws the kept patterns it saw; the lowest rank wins
+    seen = np.isin(keys_k, keys)
+    drawn = world.all_gather((keys_k[seen], stone_states(stones, t, keys_k[seen], rad_k[seen])))
+    width = int(t.ends[-1])
+    states = np.zeros((len(keys_k), width), dtype=np.uint8)
+    index = {int(h): i for i, h in enumerate(keys_k)}
+    for hashes, st in reversed(drawn):
+        rows = np.array([index[int(h)] for h in hashes], dtype=np.int64)
+        states[rows] = st
+    return table_of(keys_k, count_k, rad_k, states, t, cfg)
+
+
+def harvest_cached_shared(
+    paths: Any,
+    read_cfg: ReadConfig,
+    feat_cfg: FeatureConfig,
+    cache_dir: str | Path,
+    workers: int = 1,
+    progress: bool = True,
+    *,
+    world: World,
+) -> PatternTable:
+    """gomove.data.dataset.harvest_cached on several ranks: the table rank 0 has cached,
+    or ``harvest_shared`` over the ranks' shares, then cached by rank 0."""
+    path, harvest_read = harvest_source(paths, read_cfg, feat_cfg, cache_dir)
+    if world.broadcast(path.exists()):
+        return world.broadcast(PatternTable.load(path) if world.main else None)
+    games = (g for _, g in share(iter_games(paths, harvest_read, ReadStats()), world.part))
+    total = harvest_read.max_games and -(-harvest_read.max_games // world.size)
+    table = harvest_shared(games, feat_cfg, world, workers, progress, total)
+    if world.main:
+        table.save(path)
+    return table

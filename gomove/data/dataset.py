@@ -20,9 +20,10 @@ import multiprocessing as mp
 import os
 import shutil
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from tqdm import tqdm
@@ -35,6 +36,8 @@ from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import TABLE_FORMAT_VERSION, PatternTable, harvest
 from gomove.features.registry import Registry
 from gomove.reading.games import ReadConfig, ReadStats, expand_paths, iter_games
+
+T = TypeVar("T")
 
 
 def default_workers() -> int:
@@ -70,23 +73,10 @@ def harvest_cached(
     progress: bool = True,
 ) -> PatternTable:
     """The pattern table harvested from paths, computed once per cache key."""
-    harvest_read = replace(read_cfg)
-    if feat_cfg.harvest_max_games is not None:
-        harvest_read.max_games = min(
-            feat_cfg.harvest_max_games, read_cfg.max_games or feat_cfg.harvest_max_games
-        )
-    key = cache_key(
-        "patterns",
-        input_fingerprint(paths),
-        _read_cfg_dict(harvest_read),
-        [feat_cfg.min_radius, feat_cfg.max_radius, feat_cfg.min_count],
-        [feat_cfg.bloom_bits, feat_cfg.bloom_hashes, PATTERN_SEED, FEATURES_VERSION],
-        TABLE_FORMAT_VERSION,
-    )
-    path = Path(cache_dir) / f"patterns-{key}.npz"
+    path, harvest_read = harvest_source(paths, read_cfg, feat_cfg, cache_dir)
     if path.exists():
         return PatternTable.load(path)
-    parts = Path(cache_dir) / f"patterns-{key}.parts"  # a killed harvest's finished chunks
+    parts = path.with_suffix(".parts")  # a killed harvest's finished chunks
     stats = ReadStats()
     games = iter_games(paths, harvest_read, stats)
     table = harvest(
@@ -100,6 +90,36 @@ def harvest_cached(
     table.save(path)
     shutil.rmtree(parts, ignore_errors=True)
     return table
+
+
+def harvest_source(
+    paths: Any, read_cfg: ReadConfig, feat_cfg: FeatureConfig, cache_dir: str | Path
+) -> tuple[Path, ReadConfig]:
+    """Where the table harvested from paths is cached (``patterns-<key>.npz``) and the
+    reading config of the games it counts (feat_cfg.harvest_max_games applied)."""
+    harvest_read = replace(read_cfg)
+    if feat_cfg.harvest_max_games is not None:
+        harvest_read.max_games = min(
+            feat_cfg.harvest_max_games, read_cfg.max_games or feat_cfg.harvest_max_games
+        )
+    key = cache_key(
+        "patterns",
+        input_fingerprint(paths),
+        _read_cfg_dict(harvest_read),
+        [feat_cfg.min_radius, feat_cfg.max_radius, feat_cfg.min_count],
+        [feat_cfg.bloom_bits, feat_cfg.bloom_hashes, PATTERN_SEED, FEATURES_VERSION],
+        TABLE_FORMAT_VERSION,
+    )
+    return Path(cache_dir) / f"patterns-{key}.npz", harvest_read
+
+
+def share(items: Iterable[T], part: tuple[int, int] | None) -> Iterator[tuple[int, T]]:
+    """(i, item) of the items i with i % size == rank, part = (rank, size): one rank's
+    share of the games of a run on several processes; every item without part."""
+    rank, size = part or (0, 1)
+    for i, item in enumerate(items):
+        if i % size == rank:
+            yield i, item
 
 
 @dataclass
@@ -176,8 +196,15 @@ def build_dataset(
     shard_games: int = 100,
     workers: int | None = None,
     progress: bool = True,
+    part: tuple[int, int] | None = None,
 ) -> Dataset:
-    """Extract every position of the games under paths into shards, or reuse them."""
+    """Extract every position of the games under paths into shards, or reuse them.
+
+    part: (rank, size) keeps only the games i (in reading order, after the
+    filters) with i % size == rank, each with its global index as game id: one
+    rank's share of a run on several processes (gomove.train.distributed).
+    """
+    n_parts = part[1] if part else 1
     global _EXTRACTOR
     table = extractor.table
     table_hash = (
@@ -190,6 +217,7 @@ def build_dataset(
         extractor.cfg.key_dict(),
         table_hash,
         [FORMAT_VERSION, POSITION_SEED, PATTERN_SEED, FEATURES_VERSION],
+        *([list(part)] if n_parts > 1 else []),  # one process: the key it always had
     )
     folder = Path(cache_dir) / f"{kind}-{key}"
     if (folder / "dataset.json").exists():
@@ -202,8 +230,8 @@ def build_dataset(
     def tasks():
         chunk: list[tuple[int, Any]] = []
         index = 0
-        for game in iter_games(paths, read_cfg, stats):
-            chunk.append((len(sources), game))
+        for i, game in share(iter_games(paths, read_cfg, stats), part):
+            chunk.append((i, game))
             sources.append(game.source)
             if len(chunk) == shard_games:
                 yield folder / f"shard-{index:05d}.npz", chunk
@@ -213,7 +241,8 @@ def build_dataset(
 
     totals: Counter = Counter()
     shard_names: list[str] = []
-    bar = tqdm(total=read_cfg.max_games, desc=f"extract {kind}", unit="game", disable=not progress)
+    total = -(-read_cfg.max_games // n_parts) if read_cfg.max_games else None
+    bar = tqdm(total=total, desc=f"extract {kind}", unit="game", disable=not progress)
 
     def todo():
         for path, chunk in tasks():

@@ -144,16 +144,30 @@ def evaluate(
     log_evidence, mean_rank, rank_error, mean_legal, phase[, by_pattern_size].
     positions: when given, gets every position's record (PositionLog).
     """
-    n = 0
-    top1 = 0
-    log_ev = 0.0
-    rank_sum = 0.0
-    rank_err_sum = 0.0
-    legal_sum = 0.0
-    rank_hist = np.zeros(max_rank + 1, dtype=np.int64)  # last slot: rank > max_rank
-    games: set[int] = set()
-    phases = _Sums(RANK_ERROR_BINS)
-    sizes = _Sums()
+    positions = score_positions(
+        model_log_probs_fn, data, shape_radius=shape_radius, device=device, positions=positions
+    )
+    return measures(
+        positions.arrays(),
+        phase_len=phase_len,
+        max_rank=max_rank,
+        by_pattern_size=shape_radius is not None,
+    )
+
+
+def score_positions(
+    model_log_probs_fn: LogProbsFn,
+    data: Iterable[Batch],
+    *,
+    shape_radius: torch.Tensor | None = None,
+    device: torch.device | str | None = None,
+    positions: PositionLog | None = None,
+) -> PositionLog:
+    """Every position's record (PositionLog) under the model, appended to ``positions``
+    (a new log by default); the arguments as ``evaluate``'s. The measures are
+    functions of these records alone (``measures``), so runs on several processes
+    score their positions apart and gather the records."""
+    positions = positions if positions is not None else PositionLog()
     radius_dev = None
     with torch.no_grad():
         for batch in data:
@@ -169,55 +183,55 @@ def evaluate(
                 raise ValueError("the model gives NaN log-probabilities: it diverged in training")
             lp = lp.masked_fill(~batch.mask, float("-inf"))
             rank = expert_ranks(lp, batch.mask, batch.winner)
-            n_legal = batch.mask.sum(1)
-            lw = lp[rows, batch.winner]
-
-            rank_np = rank.cpu().numpy()
-            lw_np = lw.cpu().numpy()
-            err_np = ((rank - 1).double() / n_legal.double()).cpu().numpy()
-            hit_np = (rank_np == 1).astype(np.float64)
-            n += len(rank_np)
-            top1 += int(hit_np.sum())
-            log_ev += float(lw_np.sum())
-            rank_sum += float(rank_np.sum())
-            rank_err_sum += float(err_np.sum())
-            legal_sum += float(n_legal.sum())
-            rank_hist += np.bincount(np.minimum(rank_np, max_rank + 1) - 1, minlength=max_rank + 1)
-            games.update(batch.game.cpu().tolist())
-
-            phase = (batch.move // phase_len).cpu().numpy()
-            err_bin = np.minimum((err_np * RANK_ERROR_BINS).astype(np.int64), RANK_ERROR_BINS - 1)
-            phases.add(phase, hit_np, lw_np, err_np, err_bin)
-            radius = np.full(len(rank_np), -1, dtype=np.int64)
+            radius = np.full(len(batch), -1, dtype=np.int64)
             if shape_radius is not None:
                 if radius_dev is None:
                     radius_dev = shape_radius.to(batch.feat.device)
                 radius = radius_dev[batch.feat[rows, batch.winner]].amax(-1).cpu().numpy()
-                sizes.add(radius, hit_np, lw_np, err_np)
-            if positions is not None:
-                positions.add(
-                    rank=rank_np,
-                    n_legal=n_legal.cpu().numpy(),
-                    game=batch.game.cpu().numpy(),
-                    move=batch.move.cpu().numpy(),
-                    radius=radius,
-                    log_p=lw_np,
-                )
+            positions.add(
+                rank=rank.cpu().numpy(),
+                n_legal=batch.mask.sum(1).cpu().numpy(),
+                game=batch.game.cpu().numpy(),
+                move=batch.move.cpu().numpy(),
+                radius=radius,
+                log_p=lp[rows, batch.winner].cpu().numpy(),
+            )
+    return positions
 
+
+def measures(
+    records: dict[str, np.ndarray],
+    *,
+    phase_len: int = 30,
+    max_rank: int = 30,
+    by_pattern_size: bool = True,
+) -> dict[str, Any]:
+    """The measures of the module docstring from the positions' records
+    (PositionLog.arrays()); ``evaluate`` documents the dict returned."""
+    rank, n_legal, log_p = records["rank"], records["n_legal"], records["log_p"]
+    n = len(rank)
     if n == 0:
         raise ValueError("no positions to evaluate")
+    err = (rank - 1) / n_legal.astype(np.float64)
+    hit = (rank == 1).astype(np.float64)
+    rank_hist = np.bincount(np.minimum(rank, max_rank + 1) - 1, minlength=max_rank + 1)
+    phases = _Sums(RANK_ERROR_BINS)
+    err_bin = np.minimum((err * RANK_ERROR_BINS).astype(np.int64), RANK_ERROR_BINS - 1)
+    phases.add(records["move"] // phase_len, hit, log_p, err, err_bin)
     metrics: dict[str, Any] = {
         "n_positions": n,
-        "n_games": len(games),
-        "top1": top1 / n,
+        "n_games": len(np.unique(records["game"])),
+        "top1": int(hit.sum()) / n,
         "topn": (np.cumsum(rank_hist[:max_rank]) / n).tolist(),
-        "log_evidence": log_ev / n,
-        "mean_rank": rank_sum / n,
-        "rank_error": rank_err_sum / n,
-        "mean_legal": legal_sum / n,
+        "log_evidence": float(log_p.sum()) / n,
+        "mean_rank": float(rank.sum()) / n,
+        "rank_error": float(err.sum()) / n,
+        "mean_legal": float(n_legal.sum()) / n,
         "phase": [_phase_row(phases, int(k), phase_len) for k in np.flatnonzero(phases.n)],
     }
-    if shape_radius is not None:
+    if by_pattern_size:
+        sizes = _Sums()
+        sizes.add(records["radius"], hit, log_p, err)
         metrics["by_pattern_size"] = [
             {
                 "radius": int(r),

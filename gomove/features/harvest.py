@@ -248,6 +248,26 @@ def harvest(
     parts: a folder for the finished chunks' sightings, reused when present (module
     docstring); it must belong to these games and cfg alone (the caller keys it).
     """
+    counts, stones, t = count_patterns(games, cfg, workers, progress, total, parts=parts)
+    keys, count, rad_idx = count_arrays(counts)
+    keep = count >= cfg.min_count
+    keys, count, rad_idx = keys[keep], count[keep], rad_idx[keep]
+    return table_of(keys, count, rad_idx, stone_states(stones, t, keys, rad_idx), t, cfg)
+
+
+def count_patterns(
+    games: Iterable,
+    cfg: FeatureConfig,
+    workers: int = 1,
+    progress: bool = True,
+    total: int | None = None,
+    bloom: bool = True,
+    parts: Path | None = None,
+) -> tuple[Dict, Dict, Templates]:
+    """The sightings of games counted: (counts, stones, templates), counts and stones
+    numba dicts keyed by hash (``count_sightings``). bloom=False counts every
+    pattern from its first sighting (partial counts to be summed: a pattern seen
+    once here may be seen again elsewhere). parts: as for ``harvest``."""
     t = make_templates(cfg.min_radius, cfg.max_radius)
     bits = np.zeros(max(cfg.bloom_bits // 64, 1), dtype=np.uint64)
     counts = Dict.empty(types.uint64, types.int64)
@@ -255,7 +275,7 @@ def harvest(
     if 2 * int(t.ends[-1]) > 64 * STONE_WORDS:
         raise ValueError(f"templates of {int(t.ends[-1])} points do not fit {STONE_WORDS} words")
     # keeping patterns seen once means counting every one: no filter then
-    bloom_k = cfg.bloom_hashes if cfg.min_count >= 2 else 0
+    bloom_k = cfg.bloom_hashes if cfg.min_count >= 2 and bloom else 0
     tasks = (
         (chunk, t, None if parts is None else parts / f"chunk-{i:05d}.npz")
         for i, chunk in enumerate(_chunks(games, CHUNK_GAMES))
@@ -276,7 +296,19 @@ def harvest(
             pool.join()
     if reused:
         log.info("harvest: %d chunks of %d games reused from %s", reused, CHUNK_GAMES, parts)
-    return _table_from_counts(counts, stones, t, cfg.min_count)
+    return counts, stones, t
+
+
+def count_arrays(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The counts dict as arrays: hashes uint64[K], counts int64[K] and the index of
+    each pattern's radius in the templates int64[K]."""
+    keys, packed = _dump(counts)
+    return keys, packed >> RADIUS_BITS, packed & ((1 << RADIUS_BITS) - 1)
+
+
+def stone_states(stones, t: Templates, keys: np.ndarray, rad_idx: np.ndarray) -> np.ndarray:
+    """uint8[K, N]: the configurations of keys (all in stones) as point states."""
+    return _unpack(stones, keys, t.ends[rad_idx], int(t.ends[-1]))
 
 
 @njit(cache=True)
@@ -290,14 +322,18 @@ def _unpack(stones, keys: np.ndarray, n_points: np.ndarray, width: int) -> np.nd
     return out
 
 
-def _table_from_counts(counts, stones, t: Templates, min_count: int) -> PatternTable:
-    keys, packed = _dump(counts)
-    vals = packed >> RADIUS_BITS
-    rad_idx = packed & ((1 << RADIUS_BITS) - 1)
-    keep = vals >= min_count
-    keys, vals, rad_idx = keys[keep], vals[keep], rad_idx[keep]
+def table_of(
+    keys: np.ndarray,
+    count: np.ndarray,
+    rad_idx: np.ndarray,
+    states: np.ndarray,
+    t: Templates,
+    cfg: FeatureConfig,
+) -> PatternTable:
+    """The table of the kept patterns (count_arrays, stone_states), in table order:
+    by radius, then decreasing count, then hash."""
     rad = np.asarray(t.radii, dtype=np.int64)[rad_idx]
-    order = np.lexsort((keys, -vals, rad))
-    keys, vals, rad, rad_idx = keys[order], vals[order], rad[order], rad_idx[order]
-    drawn = _unpack(stones, keys, t.ends[rad_idx], int(t.ends[-1]))
-    return PatternTable(keys, rad, vals, t.radii[0], t.radii[-1], min_count, drawn)
+    order = np.lexsort((keys, -count, rad))
+    return PatternTable(
+        keys[order], rad[order], count[order], t.radii[0], t.radii[-1], cfg.min_count, states[order]
+    )

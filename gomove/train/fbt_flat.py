@@ -159,6 +159,11 @@ class FlatSGD:
             self.width,
         )
 
+    def _reduce(self, ll: float, loss: float, n: int, backward: bool) -> tuple[float, float, int]:
+        """(log-likelihood, loss, positions) of the step's whole batch from this process's
+        part; here the part is the batch (gomove.train.distributed spreads it over ranks)."""
+        return ll, loss, n
+
     def l2(self) -> float:
         """lambda_w/2 ||w||^2 + lambda_v/2 ||v||^2 over rows 1.. (row 0 does not count)."""
         w, v = self.w[1:].astype(np.float64), self.v[1:].astype(np.float64)
@@ -166,13 +171,15 @@ class FlatSGD:
 
     def measure(self, pos: np.ndarray) -> tuple[float, float, int]:
         ll, loss = self.loss_grad(pos, backward=False)
+        ll, loss, n = self._reduce(ll, loss, len(pos), False)
         if self._l2 is None or self._l2[0] != self.n_steps:
             self._l2 = (self.n_steps, self.l2())
-        return loss / len(pos) + self._l2[1], ll, len(pos)
+        return loss / max(n, 1) + self._l2[1], ll, n
 
     def step(self, pos: np.ndarray, lr: float, unif: np.ndarray | None = None):
         """One optimizer step on the mini-batch pos at learning rate lr."""
         ll, loss = self.loss_grad(pos, unif)
+        ll, loss, n = self._reduce(ll, loss, len(pos), True)
         self.n_steps += 1
         cfg = self.cfg
         adam = cfg.optimizer == "adam"
@@ -195,4 +202,4 @@ class FlatSGD:
             cfg.lambda_v,
             self.width,
         )
-        return loss / len(pos) + l2, ll, len(pos)
+        return loss / max(n, 1) + l2, ll, n

@@ -96,7 +96,7 @@ class NumbaMM(_CachedMM):
     def advance(self, log_gamma: torch.Tensor) -> None:
         """The cache brought to log_gamma: each change multiplied in as a pass would."""
         for g, delta in self._changes(log_gamma.cpu()):
-            scale_teams(self.team, self.data.level(g), torch.exp(delta).numpy())
+            scale_teams(self.team, *self.data.field(g), torch.exp(delta).numpy())
 
     def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
         log_gamma = log_gamma.cpu()

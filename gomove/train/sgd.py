@@ -52,6 +52,7 @@ from gomove.models.fbt import (
 )
 from gomove.train.config import MMConfig, SGDConfig
 from gomove.train.device import resolve_device
+from gomove.train.distributed import DistributedFlatSGD, World, distributed_mm
 from gomove.train.fbt_flat import FlatSGD
 from gomove.train.flat import FlatData
 from gomove.train.mm import MMPasses, train_mm
@@ -179,6 +180,7 @@ def train_sgd(
     groups: list[GroupSpan] | None = None,
     init: MoveModel | None = None,
     checkpoint: Resume | None = None,
+    world: World | None = None,
 ) -> tuple[FactorizationBT, list[dict[str, Any]]]:
     """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
 
@@ -196,12 +198,17 @@ def train_sgd(
     docstring), required when cfg.init_checkpoint is set. checkpoint: the train
     state is saved there after every epoch (row 0 included) and, with its
     ``resume``, continued from: on the CPU the same model and history (times
-    apart) as an uninterrupted run, bit for bit.
+    apart) as an uninterrupted run, bit for bit. world: the ranks
+    (gomove.train.distributed), each holding its share of the positions in
+    FlatData: every step's batch is spread over them, the gradient all-reduced.
     """
     cfg.validate()
     device = resolve_device(device)
     torch.manual_seed(cfg.seed)
     flat = isinstance(data, FlatData)
+    world = world or World()
+    if world.distributed and not flat:
+        raise ValueError("several processes train fbt/lfr on the flat engine: CPU, model.flat=true")
     if flat and device.type != "cpu":
         raise ValueError(f"the flat engine runs on the CPU, not {device}: give padded batches")
     state = checkpoint.load() if checkpoint is not None else None
@@ -210,14 +217,18 @@ def train_sgd(
         init_cfg, init = replace(cfg, init="random", init_checkpoint=None), None
     init_data: Any = data
     if flat and init_cfg.init == "mm" and init is None:
-        init_data = NumbaMM(data)
+        init_data = distributed_mm(NumbaMM(data), world)
         groups = groups or data.group_spans()
     model = initial_model(init_cfg, n_features, init_data, device, groups, progress, init)
     del init_data
     steps: FlatSGD | _PaddedSteps
     if flat:
-        steps = FlatSGD(model, data, cfg)
-        n_positions = data.n_positions
+        if world.distributed:
+            steps = DistributedFlatSGD(model, data, cfg, world)
+            n_positions = steps.n_total
+        else:
+            steps = FlatSGD(model, data, cfg)
+            n_positions = data.n_positions
     else:
         steps = _PaddedSteps(model, data, cfg, device)
         n_positions = steps.n_positions

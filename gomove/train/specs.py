@@ -50,8 +50,9 @@ from gomove.train.config import (
     RankerConfig,
     SGDConfig,
 )
+from gomove.train.distributed import World, distributed_mm
 from gomove.train.flat import FlatData
-from gomove.train.mm import train_mm
+from gomove.train.mm import MMPasses, PaddedMM, train_mm
 from gomove.train.mm_flat import flat_mm
 from gomove.train.rankers import fit_ranker
 from gomove.train.report import Validate
@@ -78,6 +79,7 @@ class TrainContext:
     progress: bool = True
     val_data: Iterable[Batch] | None = None  # held-out batches (the rankers' calibration)
     checkpoint: Resume | None = None  # the train state (mm, fbt, lfr; the rankers have none)
+    world: World = World()  # the ranks, each training on its share (gomove.train.distributed)
 
 
 History = list[dict[str, Any]]
@@ -124,9 +126,12 @@ class ModelSpec:
 def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
     """Coulom's MM (gomove.train.mm) over the flat engine of the device or padded batches."""
     reg = ctx.registry
-    engine = flat_mm(data, ctx.device, cfg.team_dtype) if isinstance(data, FlatData) else data
+    if isinstance(data, FlatData):
+        engine: MMPasses = flat_mm(data, ctx.device, cfg.team_dtype)
+    else:
+        engine = PaddedMM(data, ctx.device, reg.group_spans())
     return train_mm(
-        engine,
+        distributed_mm(engine, ctx.world),
         reg.n_features,
         reg.group_spans(),
         cfg,
@@ -159,6 +164,7 @@ def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveMod
         groups=reg.group_spans(),
         init=init,
         checkpoint=ctx.checkpoint,
+        world=ctx.world,
     )
 
 
@@ -166,6 +172,8 @@ def fit_rankers(cfg: RankerConfig, data: TrainData, ctx: TrainContext) -> tuple[
     """PR, BAR or LBR (gomove.train.rankers), calibrated on ctx.val_data when given.
 
     No train state: a few passes in file order, so a killed run trains again."""
+    if ctx.world.distributed:
+        raise ValueError(f"model={cfg.name} trains on one process (online updates, in order)")
     reg = ctx.registry
     if ctx.checkpoint is not None and ctx.checkpoint.resume:
         log.warning("resume: %s keeps no train state; training from the start", cfg.name)

@@ -10,6 +10,9 @@ import json
 import multiprocessing as mp
 import os
 import resource
+import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -358,6 +361,83 @@ def playout_positions(games: list) -> list[tuple[str, object, int]]:
     return out
 
 
+def _torchrun(nproc: int, overrides: list[str], threads: int) -> None:
+    """One training run under torchrun (torch.distributed.run) on this machine."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc-per-node={nproc}", "-m", "gomove.cli.train", *overrides]  # fmt: skip
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
+
+
+def _scale_run(run_dir: Path) -> tuple[dict, float]:
+    """metrics.json of a run and its median seconds per iteration (MM: the first one
+    compiles) or epoch (SGD), the history's untimed row 0 left out."""
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    history = torch.load(run_dir / "model.pt", map_location="cpu", weights_only=False)["history"]
+    seconds = [float(h["seconds"]) for h in history[1:] if "seconds" in h]
+    return metrics, float(np.median(seconds))
+
+
+def bench_scale(
+    path: str,
+    n_games: int,
+    work_dir: str = "cache/scale",
+    processes: tuple[int, ...] = (1, 2),
+    mm_iters: int = 3,
+    test_games: int = 20,
+) -> list[dict]:
+    """Extraction, MM iterations and one FBT epoch on 1 and on N processes launched by
+    torchrun (gloo), the cores shared out among the ranks: positions per second and
+    each rank's peak memory (issue 13's 1.6x target for 2 processes).
+
+    Every world size extracts into a fresh cache (so the extraction is timed; it
+    includes the shared harvest), then trains MM (mm_iters, tol 0) and FBT k=10
+    (1 epoch) on it. The test set, the first test_games of path, is only there
+    because a run evaluates.
+    """
+    cores = len(os.sched_getaffinity(0))
+    base = None
+    out = []
+    for nproc in processes:
+        root = Path(work_dir) / f"world{nproc}"
+        shutil.rmtree(root, ignore_errors=True)
+        common = ["data=tygem", f"data.train=[{path}]", f"data.test={path}", "data.val=null",
+                  f"data.max_games={n_games}", f"data.max_test_games={test_games}",
+                  f"data.cache_dir={root / 'cache'}", "progress=false"]  # fmt: skip
+        threads = max(1, cores // nproc)
+        runs = {
+            "mm": ["model=mm", f"model.max_iters={mm_iters}", "model.tol=0"],
+            "fbt": ["model=fbt", "k=10", "model.epochs=1"],
+        }
+        record: dict = {"bench": "scale", "processes": nproc, "threads_per_process": threads,
+                        "games": n_games}  # fmt: skip
+        for name, extra in runs.items():
+            run_dir = root / name
+            _torchrun(nproc, [*common, *extra, f"hydra.run.dir={run_dir}"], threads)
+            metrics, seconds = _scale_run(run_dir)
+            positions = metrics["train_positions"]
+            record["positions"] = positions
+            if name == "mm":  # the first run extracts; the second finds the caches
+                data_s = max(metrics["rank_data_seconds"])
+                record["extract_seconds"] = round(data_s, 2)
+                record["extract_positions_per_s"] = round(positions / data_s)
+            record[f"{name}_seconds"] = round(seconds, 3)
+            record[f"{name}_positions_per_s"] = round(positions / seconds)
+            record[f"{name}_peak_rss_mb_per_rank"] = [round(m) for m in metrics["rank_peak_rss_mb"]]
+        if base is None:
+            base = record
+        else:
+            for key in ("extract", "mm", "fbt"):
+                ratio = record[f"{key}_positions_per_s"] / base[f"{key}_positions_per_s"]
+                record[f"{key}_speedup"] = round(ratio, 2)
+            record["target_speedup"] = 0.8 * nproc
+            record["ok"] = all(record[f"{k}_speedup"] >= 0.8 * nproc for k in ("extract", "mm"))
+        out.append(emit(record))
+    return out
+
+
 def bench_playout(
     games: list, seconds: float = 1.0, repeats: int = 5, policy=None, label: str = "uniform"
 ) -> list[dict]:
@@ -540,6 +620,8 @@ def run(
         out += bench_fbt(path, mm_games, cache_dir)
     if "rankers" in which:
         out += bench_rankers(path, mm_games, cache_dir)
+    if "scale" in which:
+        out += bench_scale(path, mm_games, str(Path(cache_dir) / "scale"))
     if "playout" in which:
         out += bench_playout(games)
         out += bench_pattern_playout(games, policy_path)

@@ -190,7 +190,9 @@ def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict
     progress = cfg.progress and world.main
     spec = model_spec(cfg.model.name)
     model_cfg = model_config(cfg)  # a bad combination fails now, not after the extraction
+    t_data = time.perf_counter()
     data = prepare_data(cfg, world)
+    data_seconds = time.perf_counter() - t_data
     reg = data.extractor.registry
     bs = cfg.data.batch_size
     train_data = spec.train_data(model_cfg, data.train, device, bs, progress)
@@ -236,6 +238,9 @@ def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict
             "peak_rss_mb": peak_rss_mb(),
             "world_size": world.size,
             "rank_positions": rank_positions,
+            # per rank: harvest and extraction (or opening the caches), and peak memory
+            "rank_data_seconds": [float(x) for x in world.all_gather(data_seconds)],
+            "rank_peak_rss_mb": [float(x) for x in world.all_gather(peak_rss_mb())],
         }
     )
     if world.main:

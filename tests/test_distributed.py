@@ -97,6 +97,8 @@ def test_mm_two_ranks_equal_one(runs):
     m2 = json.loads((two / "mm" / "metrics.json").read_text())
     assert m1["world_size"] == 1 and m1["rank_positions"] == [m1["train_positions"]]
     assert m2["world_size"] == 2 and len(m2["rank_positions"]) == 2
+    for key in ("rank_data_seconds", "rank_peak_rss_mb"):  # bench.py scale reads them
+        assert len(m1[key]) == 1 and len(m2[key]) == 2 and min(m2[key]) > 0, key
     assert min(m2["rank_positions"]) > 0
     assert sum(m2["rank_positions"]) == m1["train_positions"] == m2["train_positions"]
     assert m2["train_games"] == m1["train_games"]
@@ -107,7 +109,7 @@ def test_mm_two_ranks_equal_one(runs):
     for key in ("log_evidence", "rank_error", "mean_legal"):
         assert m2[key] == pytest.approx(m1[key], rel=1e-9), key
     # every rank returns the measures rank 0 wrote (its own times and memory)
-    own = ("train_seconds", "algorithm_seconds", "peak_rss_mb")
+    own = ("train_seconds", "algorithm_seconds", "peak_rss_mb")  # the gathered lists agree
     r0, r1 = ({k: v for k, v in m.items() if k not in own} for m in _metrics(two / "mm"))
     assert r0 == r1 == {k: v for k, v in m2.items() if k not in own}
     p1, p2 = np.load(one / "mm" / "positions.npz"), np.load(two / "mm" / "positions.npz")

@@ -1,6 +1,7 @@
 """``gomove-bench`` (``python bench.py``): benchmarks, JSON lines out.
 
-    gomove-bench [replay] [extract] [mm] [fbt] [rankers] [playout] [mc-owner] [search] [predict]
+    gomove-bench [replay] [extract] [mm] [fbt] [rankers] [scale] [playout] [mc-owner]
+                 [search] [predict]
 
 Reads real games from ../shared/data when present, else the embedded sample.
 """
@@ -11,7 +12,18 @@ import argparse
 
 from gomove import benchmarks
 
-ALL = ("replay", "extract", "mm", "fbt", "rankers", "playout", "mc-owner", "search", "predict")
+ALL = (
+    "replay",
+    "extract",
+    "mm",
+    "fbt",
+    "rankers",
+    "scale",
+    "playout",
+    "mc-owner",
+    "search",
+    "predict",
+)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -21,7 +33,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--games", type=int, default=200, help="games timed")
     p.add_argument("--harvest-games", type=int, default=1000, help="games harvested for shapes")
     p.add_argument(
-        "--mm-games", type=int, default=1000, help="training games for `mm`, `fbt` and `rankers`"
+        "--mm-games",
+        type=int,
+        default=1000,
+        help="training games for `mm`, `fbt`, `rankers` and `scale`",
     )
     p.add_argument("--mm-iters", type=int, default=2, help="MM iterations timed")
     p.add_argument("--owner-games", type=int, default=5, help="games timed by `mc-owner`")

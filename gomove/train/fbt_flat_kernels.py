@@ -7,8 +7,9 @@ Terms (as in fbt_flat.py):
 - table: float64[F, 1 + k], row r = (w_r - ||v_r||^2 / 2, v_r), row 0 (``none``)
   zero, so that a team's strength is E = s_0 + 1/2 ||s_1..k||^2 with s the sum
   of its members' rows (gomove.models.fbt.FactorizationBT.team_strength).
-- packed: uint32[C, W] and fields: int64[G8, 3], levw: [C, Gw] (uint16 or
-  int32): every candidate's levels in the groups of < 256 levels, bit-packed
+- packed: uint32[C, W] and fields: int64[G8, 3], levw (flat.FlatData.levw,
+  read by flat_kernels.wide_level): every candidate's levels in the groups of
+  < 256 levels, bit-packed
   (flat_kernels.packed_level), and in the others (a candidate's levels side
   by side: one stream of memory per position); offs8, offsw: int64[G8],
   [Gw], the groups' registry offsets. Level l > 0 of a group at offset o is
@@ -27,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from gomove.features.registry import feature_index
-from gomove.train.flat_kernels import packed_level
+from gomove.train.flat_kernels import packed_level, wide_level
 
 FULL, SAMPLED, LFR = 0, 1, 2
 
@@ -53,7 +54,7 @@ def _team(table, packed, fields, offs8, levw, offsw, c, s, i, width) -> float:
     for g in range(offs8.shape[0]):
         _add_row(table, offs8[g], packed_level(packed, fields, c, g), s, i, width)
     for g in range(offsw.shape[0]):
-        _add_row(table, offsw[g], np.int64(levw[c, g]), s, i, width)
+        _add_row(table, offsw[g], wide_level(levw, c, g), s, i, width)
     e = s[i, 0]
     for q in range(1, d):
         e += 0.5 * s[i, q] * s[i, q]
@@ -76,7 +77,7 @@ def _scatter(grad, packed, fields, offs8, levw, offsw, c, s, i, coef, width) -> 
     for g in range(offs8.shape[0]):
         _scatter_row(grad, offs8[g], packed_level(packed, fields, c, g), s, i, coef, width)
     for g in range(offsw.shape[0]):
-        _scatter_row(grad, offsw[g], np.int64(levw[c, g]), s, i, coef, width)
+        _scatter_row(grad, offsw[g], wide_level(levw, c, g), s, i, coef, width)
 
 
 @njit(cache=True)

@@ -13,8 +13,10 @@ part in registry order):
   ``fields[i] = (word, shift, mask)``, bit_length(size) bits, first fit in
   registry order; the 8 tactical groups of the full features take 23 bits,
   one word;
-- ``levw``: uint16 or int32[C, Gw] (shards.level_dtype of the widest group),
-  the levels of the other groups (shapes, 3x3 patterns);
+- ``levw``: the levels of the other groups (shapes, 3x3 patterns), by the
+  widest of them: uint16[C, Gw] below 65,536 levels, uint8[C, 3 Gw] (three
+  little-endian bytes a level, group i in columns 3i..3i+2) below 2^24
+  (the 187,815 shapes of all 27,613 training games), else int32[C, Gw];
 - ``offs8``, ``offsw``: int64[G8], [Gw], the registry offsets of those groups:
   level l > 0 of the group at offset o is the global feature o + l - 1
   (registry.feature_index);
@@ -22,15 +24,16 @@ part in registry order):
   pos_start[p]:pos_start[p + 1];
 - ``winner``: int64[P], the expert's candidate within its position.
 
-``field(g)`` gives any group as (array, (column, shift, mask)), which the
-kernels read as ``(array[c, column] >> shift) & mask``
-(flat_kernels.field_level); ``level(g)`` decodes one group.
+``field(g)`` gives any group as (array, (column, shift, mask, bytes3)), which
+the kernels read as ``(array[c, column] >> shift) & mask``, the word at column
+being three bytes when bytes3 (flat_kernels.field_level; wide_level reads
+levw); ``level(g)`` decodes one group.
 
-Bytes per candidate: 4 W + 2 Gw (4 Gw with 65,536 levels or more) plus 16
-per position: 6.06 with the full features (one word, one uint16 shape group,
-249 candidates per position), against 10.06 when every narrow group took a
-byte. The engines add their own state (MM's numba engine: 4 bytes per
-candidate, float32 strengths).
+Bytes per candidate: 4 W + 2 Gw (3 Gw with 65,536 levels or more, 4 Gw with
+2^24) plus 16 per position: 6.06 with the full features (one word, one uint16
+shape group, 249 candidates per position), 7.06 with three-byte shapes,
+against 10.06 when every narrow group took a byte. The engines add their own
+state (MM's numba engine: 4 bytes per candidate, float32 strengths).
 
 ``from_dataset`` builds the arrays once into ``flat/`` inside the dataset's
 folder (``flat.json`` written last marks them whole) and memory-maps them
@@ -65,8 +68,9 @@ from gomove.train.flat_kernels import field_max
 log = logging.getLogger(__name__)
 
 NARROW = 256  # groups of fewer levels are bit-packed into 32-bit words
+BYTES3 = 1 << 24  # wide groups of fewer levels (and 65,536 or more) take 3 bytes a level
 WORD_BITS = 32
-FLAT_VERSION = 1  # of the arrays memory-mapped from a dataset's flat/ folder
+FLAT_VERSION = 2  # of the arrays memory-mapped from a dataset's flat/ folder
 FLAT_ARRAYS = ("packed", "levw", "pos_start", "winner")
 
 
@@ -107,16 +111,19 @@ class FlatData:
         self.max_cands = int(counts.max()) if self.n_positions else 1
         if packed.dtype != np.uint32 or packed.shape != (self.n_candidates, n_words):
             raise ValueError(f"packed: want uint32 [{self.n_candidates}, {n_words}]")
-        if levw.shape != (self.n_candidates, len(wide)):
-            raise ValueError(f"levw: want [{self.n_candidates}, {len(wide)}]")
+        self.bytes3 = levw.dtype == np.uint8
+        width = len(wide) * (3 if self.bytes3 else 1)
+        if levw.shape != (self.n_candidates, width):
+            raise ValueError(f"levw: want [{self.n_candidates}, {width}]")
         for a in (packed, levw):
             if not a.flags.c_contiguous:
                 raise ValueError("levels must be C-contiguous")
         if len(self.offsets) and min(self.offsets) < 1:
             raise ValueError("group offsets must be >= 1 (0 is the none index)")
-        self._where = {g: (packed, i) for i, g in enumerate(narrow)}
-        self._where |= {g: (levw, i) for i, g in enumerate(wide)}
-        self._wide_mask = _dtype_mask(levw.dtype)
+        self._where = {g: (packed, np.append(self.fields[i], 0)) for i, g in enumerate(narrow)}
+        for i, g in enumerate(wide):
+            wide_field = [3 * i, 0, BYTES3 - 1, 1] if self.bytes3 else [i, 0, _dtype_mask(levw), 0]
+            self._where[g] = (levw, np.array(wide_field, dtype=np.int64))
         # the kernels index the table unchecked: every global index must be < n_features
         tops = [o + field_max(*self.field(g)) for g, o in enumerate(self.offsets)]
         self.min_features = max([1, *tops])
@@ -222,17 +229,20 @@ class FlatData:
 
     def field(self, g: int) -> tuple[np.ndarray, np.ndarray]:
         """Group g (registry order) as the kernels read it: (array [C, n], int64
-        (column, shift, mask)), its level ``(array[c, column] >> shift) & mask``."""
-        arr, i = self._where[g]
-        if arr is self.packed:
-            return arr, self.fields[i]
-        return arr, np.array([i, 0, self._wide_mask], dtype=np.int64)
+        (column, shift, mask, bytes3)), its level ``(array[c, column] >> shift) &
+        mask``, array[c, column] three little-endian bytes when bytes3."""
+        return self._where[g]
 
     def level(self, g: int, rows: slice | np.ndarray | None = None) -> np.ndarray:
         """The levels of group g (registry order) of candidates rows (all by default),
         decoded into the narrowest type that holds the group."""
-        arr, (col, shift, mask) = self.field(g)
-        words = arr[:, col] if rows is None else arr[rows, col]
+        arr, (col, shift, mask, bytes3) = self.field(g)
+        sel = slice(None) if rows is None else rows
+        words = arr[sel, col].astype(np.int64)
+        if bytes3:
+            words |= (arr[sel, col + 1].astype(np.int64) << 8) | (
+                arr[sel, col + 2].astype(np.int64) << 16
+            )
         return ((words >> shift) & mask).astype(level_dtype(self.sizes[g]))
 
     def expert_candidates(self) -> np.ndarray:
@@ -274,19 +284,27 @@ def _split(sizes: Sequence[int]) -> tuple[list[int], list[int]]:
     return narrow, [g for g, s in enumerate(sizes) if s >= NARROW]
 
 
-def _dtype_mask(dtype: np.dtype) -> int:
+def _dtype_mask(levw: np.ndarray) -> int:
     """All the value bits of an unsigned or non-negative level type."""
-    return int(np.iinfo(dtype).max)
+    return int(np.iinfo(levw.dtype).max)
+
+
+def _wide_layout(sizes: Sequence[int]) -> tuple[np.dtype, int]:
+    """levw's dtype and columns a group for wide groups of these sizes (module docstring)."""
+    top = max(sizes, default=0)
+    if 65536 <= top < BYTES3:
+        return np.dtype(np.uint8), 3
+    return level_dtype(top), 1
 
 
 def _shapes(n_candidates: int, sizes: Sequence[int]) -> dict[str, tuple[np.dtype, tuple]]:
     """dtype and shape of packed and levw for groups of these sizes."""
     narrow, wide = _split(sizes)
     _, n_words = pack_fields([sizes[g] for g in narrow])
-    wide_dtype = level_dtype(max([sizes[g] for g in wide], default=0))
+    wide_dtype, per_group = _wide_layout([sizes[g] for g in wide])
     return {
         "packed": (np.dtype(np.uint32), (n_candidates, n_words)),
-        "levw": (wide_dtype, (n_candidates, len(wide))),
+        "levw": (wide_dtype, (n_candidates, per_group * len(wide))),
     }
 
 
@@ -314,7 +332,10 @@ def _putter(
                 f"group {g}: levels in [{int(lv.min())}, {int(lv.max())}], the group has {sizes[g]}"
             )
         kind, i = where[g]
-        if kind == "w":
+        if kind == "w" and levw.dtype == np.uint8:  # three little-endian bytes
+            for b in range(3):
+                levw[rows, 3 * i + b] = (lv >> (8 * b)) & 0xFF
+        elif kind == "w":
             levw[rows, i] = lv
         else:
             w, shift, _ = fields[i]

@@ -1,9 +1,11 @@
 """Numba kernels over the flat layout on the CPU: reading a group's levels, MM's passes.
 
 A group is read as flat.FlatData.field gives it: an array [C, n] and int64
-(column, shift, mask), candidate c's level ``(array[c, column] >> shift) &
-mask`` (``field_level``): a bit field of the packed words or a whole column of
-the wide levels, one code path for both.
+(column, shift, mask, bytes3), candidate c's level ``(array[c, column] >>
+shift) & mask`` (``field_level``; with bytes3 the word is array[c, column:column
++ 3] as little-endian bytes): a bit field of the packed words or a column (or
+three byte columns) of the wide levels, one code path for all. ``wide_level``
+reads the i-th wide group straight from levw.
 
 MM (see mm_flat.py): team strengths are kept as products of gammas
 (``team[c]``, float32 or float64), not logs: an update of one group multiplies
@@ -23,7 +25,25 @@ from numba import njit, prange
 @njit(cache=True, inline="always")
 def field_level(arr: np.ndarray, field: np.ndarray, c: int) -> int:
     """Candidate c's level of the group read as (arr, field) (module docstring)."""
-    return (np.int64(arr[c, field[0]]) >> field[1]) & field[2]
+    col = field[0]
+    word = np.int64(arr[c, col])
+    if field[3]:
+        word |= (np.int64(arr[c, col + 1]) << 8) | (np.int64(arr[c, col + 2]) << 16)
+    return (word >> field[1]) & field[2]
+
+
+@njit(cache=True, inline="always")
+def wide_level(levw: np.ndarray, c: int, i: int) -> int:
+    """Candidate c's level of the i-th wide group (flat.FlatData.levw: one column
+    a group, or three little-endian byte columns when levw is uint8)."""
+    if levw.itemsize == 1:
+        b = 3 * i
+        return (
+            np.int64(levw[c, b])
+            | (np.int64(levw[c, b + 1]) << 8)
+            | (np.int64(levw[c, b + 2]) << 16)
+        )
+    return np.int64(levw[c, i])
 
 
 @njit(cache=True, inline="always")

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from gomove.train.flat_kernels import packed_level
+from gomove.train.flat_kernels import packed_level, wide_level
 
 SQRT2 = math.sqrt(2.0)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -51,7 +51,7 @@ def team_members(c, packed, fields, offs8, use8, levw, offsw, usew, zero_member,
                 n += 1
     for g in range(offsw.shape[0]):
         if usew[g]:
-            lv = levw[c, g]
+            lv = wide_level(levw, c, g)
             if lv > 0:
                 out[n] = offsw[g] + lv - 1
                 n += 1

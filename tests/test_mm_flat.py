@@ -61,6 +61,24 @@ def test_collect_equals_streaming(ds, engine):
             torch.testing.assert_close(got.denom[o : o + s], want.denom[o : o + s])
 
 
+def test_chunks_capped(ds):
+    """NumbaMM keeps partial sums per chunk and level: the chunks are capped in
+    number (their size grows), with the same statistics."""
+    flat = FlatData.from_dataset(ds)
+    small = NumbaMM(flat, chunk_positions=1, team_dtype="float64", max_chunks=10**9)
+    capped = NumbaMM(flat, chunk_positions=1, team_dtype="float64", max_chunks=5)
+    assert len(small.chunk_pos) - 1 == ds.n_positions
+    assert len(capped.chunk_pos) - 1 <= 5 and capped.chunk_pos[-1] == ds.n_positions
+    g = torch.Generator().manual_seed(1)
+    lg = torch.randn(ds.registry.n_features, generator=g, dtype=torch.float64)
+    lg[0] = 0
+    cols = tuple(range(len(ds.registry.groups)))
+    a, b = small.collect(lg, cols), capped.collect(lg, cols)
+    assert b.log_likelihood == pytest.approx(a.log_likelihood, rel=1e-12)
+    torch.testing.assert_close(b.denom, a.denom, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(b.wins, a.wins)
+
+
 @pytest.mark.parametrize("engine", ["numba", "torch"])
 def test_training_identical(ds, engine):
     reg = ds.registry

@@ -81,12 +81,19 @@ class NumbaMM(_CachedMM):
     """MM passes by compiled loops on the CPU; ``team[c]`` is candidate c's gamma product."""
 
     def __init__(
-        self, data: FlatData, chunk_positions: int = 2048, team_dtype: str = "float32"
+        self,
+        data: FlatData,
+        chunk_positions: int = 2048,
+        team_dtype: str = "float32",
+        max_chunks: int = 64,
     ) -> None:
         super().__init__(data)
         p = data.n_positions
-        # positions split into chunks summed in parallel, each in a fixed order
-        self.chunk_pos = np.unique(np.r_[np.arange(0, p, chunk_positions), p]).astype(np.int64)
+        # positions split into chunks summed in parallel, each in a fixed order; each
+        # chunk holds partial sums for every level of a group (mm_pass), so their number
+        # is capped: 2,895 chunks of the 187,815 shapes of all training games took 4.3 GB
+        chunk = max(chunk_positions, -(-p // max_chunks))
+        self.chunk_pos = np.unique(np.r_[np.arange(0, p, chunk), p]).astype(np.int64)
         self.team = np.ones(data.n_candidates, dtype=np.dtype(team_dtype))
 
     def nbytes(self) -> int:

@@ -16,6 +16,7 @@ paired comparisons: gomove.compare), PNG plots and TensorBoard events (``tb/``).
 
 from __future__ import annotations
 
+import gc
 import logging
 import random
 import resource
@@ -210,6 +211,9 @@ def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict
     train_state = Resume(out / TRAIN_STATE, run_cfg, resume=cfg.resume) if world.main else None
     ctx = TrainContext(reg, device, validate, writer, progress, val_loader, train_state, world)
     model, history = spec.fit(model_cfg, train_data, ctx)
+    # the training and validation sets go before the test set is read: the peak is training's
+    del train_data, val_loader, validate, ctx
+    gc.collect()
     train_seconds = time.perf_counter() - t0
     if writer is not None:
         writer.close()

@@ -41,11 +41,8 @@ class _CachedMM(MMPasses):
         self.offsets, self.sizes = data.offsets, data.sizes
         self.n_positions = data.n_positions
         self.win_flat = data.expert_candidates()
-        # wins never change: the levels of the expert moves
-        self.win_levels = [
-            torch.from_numpy(data.level(g, self.win_flat).astype(np.int64))
-            for g in range(len(self.sizes))
-        ]
+        # wins never change: the levels of the expert moves (each group's narrow type)
+        self.win_levels = [data.level(g, self.win_flat) for g in range(len(self.sizes))]
         self._seen: torch.Tensor | None = None  # log_gamma the cached strengths reflect
 
     def _table(self, log_gamma: torch.Tensor, g: int) -> torch.Tensor:
@@ -55,7 +52,8 @@ class _CachedMM(MMPasses):
 
     def _wins(self, wins: torch.Tensor, g: int) -> None:
         o, s = self.offsets[g], self.sizes[g]
-        wins[o : o + s] = torch.bincount(self.win_levels[g], minlength=s + 1)[1:].double()
+        counts = np.bincount(self.win_levels[g], minlength=s + 1)[1:]
+        wins[o : o + s] = torch.from_numpy(counts).double()
 
     def _changes(self, log_gamma: torch.Tensor) -> list[tuple[int, torch.Tensor]]:
         """(g, delta) of every group g whose log-gammas changed since the strengths were

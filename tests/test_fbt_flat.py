@@ -254,3 +254,32 @@ def test_config_selects_engine(overrides, flat):
     cfg = cfg_of(overrides)
     assert cfg.model.flat is flat
     assert model_config(cfg).flat is flat
+
+
+def test_l2_scaled_with_positions():
+    """l2_positions: the L2 weights are scaled by l2_positions / N, so a run with
+    l2_positions = N trains exactly as one without, and 2N as doubled weights."""
+    cfg = SGDConfig(k=3, lambda_w=0.01, lambda_v=0.02, l2_positions=50)
+    assert cfg.l2_for(100) == SGDConfig(k=3, lambda_w=0.005, lambda_v=0.01)
+    plain = SGDConfig(k=3, lambda_w=0.01, lambda_v=0.02)
+    assert plain.l2_for(100) is plain
+    with pytest.raises(ValueError, match="l2_positions"):
+        SGDConfig(l2_positions=0).validate()
+    groups, n_features, batches, flat = problem(0, n_batches=4, batch_size=16)
+    n = flat.n_positions
+    base = {"k": 3, "epochs": 2, "batch_size": 8, "lr": 0.05, "lambda_w": 0.1, "lambda_v": 0.2}
+    runs = {
+        "same": SGDConfig(**base, l2_positions=n),
+        "plain": SGDConfig(**base),
+        "double": SGDConfig(**{**base, "lambda_w": 0.2, "lambda_v": 0.4}),
+        "scaled": SGDConfig(**base, l2_positions=2 * n),
+    }
+    models = {k: train_sgd(flat, n_features, c, "cpu", progress=False)[0] for k, c in runs.items()}
+    assert_close(models["same"].w, models["plain"].w, rtol=0, atol=0)
+    assert_close(models["scaled"].w, models["double"].w, rtol=0, atol=0)
+    assert_close(models["scaled"].v, models["double"].v, rtol=0, atol=0)
+    assert not torch.equal(models["scaled"].w, models["plain"].w)
+    # the padded path scales alike
+    pad = {k: train_sgd(batches, n_features, runs[k], "cpu", progress=False)[0]
+           for k in ("scaled", "double")}  # fmt: skip
+    assert_close(pad["scaled"].w, pad["double"].w, rtol=0, atol=0)

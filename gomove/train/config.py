@@ -16,7 +16,7 @@ too, replacing the interpolation). ``model=mm`` ignores both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from omegaconf import MISSING
@@ -111,6 +111,10 @@ class SGDConfig(ModelConfig):
     lr, schedule ("constant" | "cosine" | "step": times lr_gamma every lr_step epochs).
     epochs, batch_size (positions per step).
     lambda_w, lambda_v: L2 weights (added in full to every batch's mean loss).
+    l2_positions: the training positions lambda_w and lambda_v are meant for. With
+    N positions they are scaled by l2_positions / N: a Gaussian prior of fixed
+    strength, whose share of the mean loss shrinks as the data grows (MM's
+    virtual games likewise). None: used as given, whatever N.
     init ("random" | "mm"), mm_iters (MM iterations for init "mm"),
     init_checkpoint (a model.pt to start from; overrides init), init_std (of v).
     sample: 0 for the full gradient, S > 0 for the sampled gradient (fbt only).
@@ -130,6 +134,7 @@ class SGDConfig(ModelConfig):
     batch_size: int = 128
     lambda_w: float = 1e-5
     lambda_v: float = 1e-4
+    l2_positions: int | None = None
     init: str = "random"
     mm_iters: int = 3
     init_checkpoint: str | None = None
@@ -152,6 +157,17 @@ class SGDConfig(ModelConfig):
                 raise ValueError(f"{key} must be one of {allowed}, not {value!r}")
         if self.k < 0 or self.sample < 0 or self.epochs < 0 or self.batch_size < 1:
             raise ValueError("k, sample and epochs must be >= 0 and batch_size >= 1")
+        if self.l2_positions is not None and self.l2_positions < 1:
+            raise ValueError(f"l2_positions must be >= 1 or null, not {self.l2_positions}")
+
+    def l2_for(self, n_positions: int) -> SGDConfig:
+        """This config with the L2 weights for n_positions training positions
+        (see l2_positions); itself when l2_positions is None."""
+        if self.l2_positions is None:
+            return self
+        f = self.l2_positions / max(n_positions, 1)
+        return replace(self, lambda_w=self.lambda_w * f, lambda_v=self.lambda_v * f,
+                       l2_positions=None)  # fmt: skip
 
 
 RANKERS = ("pr", "bar", "lbr")

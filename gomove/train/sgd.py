@@ -221,19 +221,25 @@ def train_sgd(
         groups = groups or data.group_spans()
     model = initial_model(init_cfg, n_features, init_data, device, groups, progress, init)
     del init_data
+    if flat:
+        (total,) = world.sum(data.n_positions)
+        n_positions = int(total)
+    else:
+        batches, n_positions = shuffled(data, cfg)
+    if n_positions == 0:
+        raise ValueError("no training positions")
+    if cfg.l2_positions is not None:
+        cfg = cfg.l2_for(n_positions)
+        log.info("L2 for %d positions: lambda_w %.3g, lambda_v %.3g",
+                 n_positions, cfg.lambda_w, cfg.lambda_v)  # fmt: skip
     steps: FlatSGD | _PaddedSteps
     if flat:
         if world.distributed:
             steps = DistributedFlatSGD(model, data, cfg, world)
-            n_positions = steps.n_total
         else:
             steps = FlatSGD(model, data, cfg)
-            n_positions = data.n_positions
     else:
-        steps = _PaddedSteps(model, data, cfg, device)
-        n_positions = steps.n_positions
-    if n_positions == 0:
-        raise ValueError("no training positions")
+        steps = _PaddedSteps(model, batches, n_positions, cfg, device)
 
     if state is None:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -308,10 +314,16 @@ class _PaddedSteps:
     """
 
     def __init__(
-        self, model: FactorizationBT, data: Iterable[Batch], cfg: SGDConfig, device: torch.device
+        self,
+        model: FactorizationBT,
+        batches: Iterable[Batch],
+        n_positions: int,
+        cfg: SGDConfig,
+        device: torch.device,
     ) -> None:
+        """batches, n_positions: as ``shuffled`` gives them."""
         self.model, self.cfg, self.device = model, cfg, device
-        self.batches, self.n_positions = shuffled(data, cfg)
+        self.batches, self.n_positions = batches, n_positions
         self.sample_gen = torch.Generator(device=device).manual_seed(cfg.seed)
         self.start_cfg = replace(cfg, sample=0)  # the sampled loss's objective is the full one
         params = [model.w, model.v]

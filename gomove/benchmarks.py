@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from gomove.data.loader import BatchLoader
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import harvest
+from gomove.memory import peak_rss_mb
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig
@@ -49,10 +49,6 @@ REAL_DATA = REPO.parent / "shared" / "data" / "tygem-9d-2006-01.zip"
 def emit(record: dict) -> dict:
     print(json.dumps(record), flush=True)
     return record
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def default_games_path() -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import gc
 import logging
 import random
-import resource
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -40,6 +39,7 @@ from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.light_gammas import LightGammas
 from gomove.features.registry import Registry
+from gomove.memory import peak_rss_mb
 from gomove.models import MoveModel
 from gomove.reading.games import ReadConfig
 from gomove.train.checkpoint import save_checkpoint, write_gamma_table
@@ -58,11 +58,6 @@ from gomove.train.specs import TrainContext, load_checkpoint, model_config, mode
 log = logging.getLogger(__name__)
 
 TRAIN_STATE = "train_state.pt"
-
-
-def peak_rss_mb() -> float:
-    """Peak resident memory of this process (training, evaluation) in MB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def seed_everything(seed: int) -> None:

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # package ``gomove`` names only its own __init__); ``__main__`` modules are entry
 # points (``python -m gomove.data``) and sit at the top.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("gomove", "gomove.atomic", "gomove.samples", "gomove.configs")),
+    ("base", ("gomove", "gomove.atomic", "gomove.memory", "gomove.samples", "gomove.configs")),
     ("board", ("gomove.board",)),
     ("reading", ("gomove.reading",)),
     ("features", ("gomove.features",)),

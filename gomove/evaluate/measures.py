@@ -27,9 +27,11 @@ import numpy as np
 import torch
 
 from gomove.data.batch import Batch
+from gomove.memory import release_free_heap
 from gomove.models import LogProbsFn
 
 RANK_ERROR_BINS = 100
+TRIM_EVERY = 8  # batches scored between two release_free_heap calls (gomove.memory)
 
 
 class PositionLog:
@@ -170,7 +172,9 @@ def score_positions(
     positions = positions if positions is not None else PositionLog()
     radius_dev = None
     with torch.no_grad():
-        for batch in data:
+        for i, batch in enumerate(data):
+            if i % TRIM_EVERY == TRIM_EVERY - 1:
+                release_free_heap()  # the batches' freed tensors, else ~1 GB of heap
             if device is not None:
                 batch = batch.to(device)
             if len(batch) == 0:

@@ -8,7 +8,7 @@ Invariants checked:
 - on synthetic positions with a wide (uint16) group: numba engine == torch
   engine == padded oracle, pass after pass, after one, several or no group
   changes, and in training (cyclic and greedy);
-- the numba pass that applies a change (fused) equals scale_teams + a plain
+- the numba pass that applies a change (fused) equals dense_scale + a plain
   pass bitwise;
 - float32 team strengths (the default) train to the float64 gammas within 1e-5.
 """
@@ -24,20 +24,27 @@ from synthetic import flat_of, make_data, make_groups, random_log_gamma
 
 from gomove.data.loader import BatchLoader
 from gomove.train.flat import FlatData
-from gomove.train.flat_kernels import mm_pass, scale_teams
+from gomove.train.flat_kernels import dense_scale, mm_pass
 from gomove.train.mm import MMConfig, collect_stats, train_mm
 from gomove.train.mm_flat import NumbaMM, TorchMM
 
 CPU = torch.device("cpu")
 # the oracle comparisons hold float64 strengths; float32's own test is below
-ENGINES = {"numba": partial(NumbaMM, team_dtype="float64"), "torch": TorchMM}
+# numba-sparse: every group's candidates of level > 0 listed (sparse passes only),
+# numba-dense: none; numba: those of the default density
+ENGINES = {
+    "numba": partial(NumbaMM, team_dtype="float64"),
+    "numba-sparse": partial(NumbaMM, team_dtype="float64", sparse_density=1.0),
+    "numba-dense": partial(NumbaMM, team_dtype="float64", sparse_density=-1.0),
+    "torch": TorchMM,
+}
 
 
 def groups_of(reg):
     return reg.group_spans()
 
 
-@pytest.mark.parametrize("engine", ["numba", "torch"])
+@pytest.mark.parametrize("engine", list(ENGINES))
 def test_collect_equals_streaming(ds, engine):
     flat = ENGINES[engine](FlatData.from_dataset(ds), chunk_positions=37)
     loader = BatchLoader(ds, batch_size=29)
@@ -79,7 +86,7 @@ def test_chunks_capped(ds):
     torch.testing.assert_close(b.wins, a.wins)
 
 
-@pytest.mark.parametrize("engine", ["numba", "torch"])
+@pytest.mark.parametrize("engine", list(ENGINES))
 def test_training_identical(ds, engine):
     reg = ds.registry
     cfg = MMConfig(max_iters=3, tol=0.0)
@@ -124,7 +131,8 @@ def test_engines_equal_padded_oracle(seed):
     batches = make_data(random_log_gamma(n_features, seed), groups, 3, 20, 9, seed)
     flat = flat_of(batches, groups)
     assert flat.levw.dtype == np.uint16 and flat.levw.shape[1] == 1
-    engines = [ENGINES["numba"](flat, chunk_positions=7), TorchMM(flat, chunk_positions=5)]
+    numba = [ENGINES[k](flat, chunk_positions=7) for k in ("numba-sparse", "numba-dense")]
+    engines = [*numba, TorchMM(flat, chunk_positions=5)]
     gen = torch.Generator().manual_seed(seed)
     lg = torch.zeros(n_features, dtype=torch.float64)
     schedule = [((0,), ()), ((1,), (0,)), ((3,), (1,)), ((0, 1, 2, 3), (3,)), ((2,), (0, 2))]
@@ -140,8 +148,9 @@ def test_engines_equal_padded_oracle(seed):
                 _, o, s = groups[c]
                 torch.testing.assert_close(stats.wins[o : o + s], want.wins[o : o + s])
                 torch.testing.assert_close(stats.denom[o : o + s], want.denom[o : o + s])
-        torch.testing.assert_close(got[0].wins, got[1].wins)
-        torch.testing.assert_close(got[0].denom, got[1].denom)
+        for stats in got[1:]:
+            torch.testing.assert_close(got[0].wins, stats.wins)
+            torch.testing.assert_close(got[0].denom, stats.denom)
 
 
 @pytest.mark.parametrize("schedule", ["cyclic", "greedy"])
@@ -156,7 +165,7 @@ def test_engines_train_alike(schedule):
     cfg = MMConfig(max_iters=3, tol=0.0, schedule=schedule)
     runs = [
         train_mm(data, n_features, groups, cfg, device="cpu", progress=False)
-        for data in (batches, ENGINES["numba"](flat), TorchMM(flat))
+        for data in (batches, *(ENGINES[k](flat) for k in ENGINES if k != "torch"), TorchMM(flat))
     ]
     (m0, h0), *others = runs
     for m, h in others:
@@ -165,8 +174,8 @@ def test_engines_train_alike(schedule):
 
 
 def test_fused_pass_is_scale_then_pass():
-    """mm_pass with a change to apply gives bitwise the strengths and sums of scale_teams
-    followed by a plain pass, over strided level columns."""
+    """mm_pass with a change to apply gives bitwise the strengths, sums and position
+    sums of dense_scale followed by a plain pass, over strided level columns."""
     sizes = [3, 4, 2, 300]
     groups = make_groups(sizes)
     batches = make_data(random_log_gamma(1 + sum(sizes), 2), groups, 2, 30, 9, 2)
@@ -177,12 +186,15 @@ def test_fused_pass_is_scale_then_pass():
     chunks = np.array([0, 7, 20, flat.n_positions], dtype=np.int64)
     win = flat.expert_candidates()
     lev, scale_lev = flat.field(1), flat.field(3)
-    a = team.copy()
-    scale_teams(a, *scale_lev, factor)
-    want = mm_pass(a, flat.pos_start, win, chunks, *lev, sizes[1] + 1, *lev, np.ones(1), False)
-    b = team.copy()
-    got = mm_pass(b, flat.pos_start, win, chunks, *lev, sizes[1] + 1, *scale_lev, factor, True)
+    a, e_a = team.copy(), np.zeros(flat.n_positions)
+    dense_scale(a, e_a, flat.pos_start, chunks, *scale_lev, factor)
+    want = mm_pass(
+        a, flat.pos_start, win, chunks, *lev, sizes[1] + 1, *lev, np.ones(1), False, np.zeros(0)
+    )
+    b, e_b = team.copy(), np.zeros(flat.n_positions)
+    got = mm_pass(b, flat.pos_start, win, chunks, *lev, sizes[1] + 1, *scale_lev, factor, True, e_b)
     assert np.array_equal(a, b) and got[0] == want[0] and np.array_equal(got[1], want[1])
+    assert np.array_equal(e_a, e_b)
 
 
 def test_float32_strengths_train_like_float64(ds):

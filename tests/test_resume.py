@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -79,12 +80,17 @@ def synthetic():
 
 
 @pytest.mark.parametrize("schedule", ["cyclic", "greedy"])
-@pytest.mark.parametrize("engine", ["numba", "torch", "padded"])
+@pytest.mark.parametrize("engine", ["numba", "numba-sparse", "torch", "padded"])
 def test_mm_resume_equals_uninterrupted(synthetic, tmp_path, schedule, engine):
     data, flat = synthetic
+    engines = {
+        "numba": NumbaMM,
+        "numba-sparse": partial(NumbaMM, sparse_density=1.0),  # every group's entries kept
+        "torch": TorchMM,
+    }
 
     def source():
-        return {"numba": NumbaMM, "torch": TorchMM}[engine](flat) if engine != "padded" else data
+        return engines[engine](flat) if engine != "padded" else data
 
     cfg = MMConfig(max_iters=5, tol=0.0, schedule=schedule)
     want, want_hist = train_mm(source(), N_FEATURES, GROUPS, cfg, progress=False)

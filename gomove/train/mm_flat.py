@@ -13,7 +13,11 @@ check all three against each other).
   next pass (one read of the candidates per update). Every sum is float64;
   a float32 strength is rounded once per update of its groups (relative
   1e-7 a time), so after a run's few hundred updates the gammas agree with
-  float64 strengths to about 1e-5 relative (tests/test_mm_flat.py).
+  float64 strengths to about 1e-5 relative (tests/test_mm_flat.py). Sparse
+  groups (atari, capture... at level 0 for 97% or more of the candidates) are
+  updated and gathered over their listed candidates alone, from each position's
+  kept sum of strengths: a cyclic sweep of the 9 groups costs about 4 dense
+  passes instead of 9.
 - ``TorchMM`` (any device, CUDA in practice): log-strengths, float64[C], and
   the levels copied to the device (wide groups as int32, which torch indexes),
   chunked torch ops.
@@ -29,7 +33,14 @@ import numpy as np
 import torch
 
 from gomove.train.flat import FlatData
-from gomove.train.flat_kernels import mm_pass, scale_teams
+from gomove.train.flat_kernels import (
+    count_entries,
+    dense_scale,
+    fill_entries,
+    mm_pass,
+    sparse_pass,
+    sparse_scale,
+)
 from gomove.train.mm import MMPasses, PassStats
 
 
@@ -76,7 +87,16 @@ class _CachedMM(MMPasses):
 
 
 class NumbaMM(_CachedMM):
-    """MM passes by compiled loops on the CPU; ``team[c]`` is candidate c's gamma product."""
+    """MM passes by compiled loops on the CPU; ``team[c]`` is candidate c's gamma product.
+
+    Sparse groups (at most ``sparse_density`` of the candidates at a level > 0) keep
+    their entries (flat_kernels), and ``e[p]``, position p's sum of strengths, is
+    kept too: updating or gathering a sparse group then costs its entries, not a
+    pass over every candidate. ``e`` changes only when strengths do (a dense
+    group's change sums it anew, a sparse group's moves it), never in a gather,
+    so it is a function of the updates made: a resumed run that replays them
+    (``advance``) holds the same bits.
+    """
 
     def __init__(
         self,
@@ -84,6 +104,7 @@ class NumbaMM(_CachedMM):
         chunk_positions: int = 2048,
         team_dtype: str = "float32",
         max_chunks: int = 64,
+        sparse_density: float = 0.1,
     ) -> None:
         super().__init__(data)
         p = data.n_positions
@@ -93,46 +114,91 @@ class NumbaMM(_CachedMM):
         chunk = max(chunk_positions, -(-p // max_chunks))
         self.chunk_pos = np.unique(np.r_[np.arange(0, p, chunk), p]).astype(np.int64)
         self.team = np.ones(data.n_candidates, dtype=np.dtype(team_dtype))
+        self.e = np.zeros(p)
+        self.e_valid = False
+        self.sparse = {}  # group -> (ent_pos, ent_off, ent_chunk)
+        for g in range(len(self.sizes)):
+            n = count_entries(*data.field(g))
+            if n <= sparse_density * data.n_candidates:
+                self.sparse[g] = self._entries(g, n)
+
+    def _entries(self, g: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        d = self.data
+        ent_pos = np.empty(n, dtype=np.int32 if d.n_positions < 2**31 else np.int64)
+        width = int(np.diff(d.pos_start).max(initial=0))
+        ent_off = np.empty(n, dtype=np.uint16 if width <= 2**16 else np.int64)
+        fill_entries(*d.field(g), d.pos_start, ent_pos, ent_off)
+        ent_chunk = np.searchsorted(ent_pos, self.chunk_pos).astype(np.int64)
+        return ent_pos, ent_off, ent_chunk
 
     def nbytes(self) -> int:
         """Memory of the engine's own arrays (the data's apart)."""
-        return self.team.nbytes + self.win_flat.nbytes
+        sparse = sum(a.nbytes for entries in self.sparse.values() for a in entries)
+        return self.team.nbytes + self.win_flat.nbytes + self.e.nbytes + sparse
+
+    def _apply(self, g: int, delta: torch.Tensor) -> None:
+        """Multiply group g's change into the strengths and the sums e."""
+        d, factor = self.data, torch.exp(delta).numpy()
+        if g in self.sparse and self.e_valid:
+            sparse_scale(self.team, self.e, d.pos_start, *self.sparse[g], *d.field(g), factor)
+        else:
+            dense_scale(self.team, self.e, d.pos_start, self.chunk_pos, *d.field(g), factor)
+            self.e_valid = True
 
     def advance(self, log_gamma: torch.Tensor) -> None:
         """The cache brought to log_gamma: each change multiplied in as a pass would."""
         for g, delta in self._changes(log_gamma.cpu()):
-            scale_teams(self.team, *self.data.field(g), torch.exp(delta).numpy())
+            self._apply(g, delta)
 
     def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
         log_gamma = log_gamma.cpu()
         d = self.data
+        columns = list(columns)
+        first = (columns or [0])[0]
         changes = self._changes(log_gamma)
-        # one changed group (an MM update): its change rides on the first pass
-        fused = changes.pop() if len(changes) == 1 else None
+        # one dense change (an MM update) before a dense gather rides on its pass
+        fused = None
+        if len(changes) == 1 and first not in self.sparse:
+            if changes[0][0] not in self.sparse or not self.e_valid:
+                fused = changes.pop()
         for g, delta in changes:
-            scale_teams(self.team, *d.field(g), torch.exp(delta).numpy())
+            self._apply(g, delta)
         f = log_gamma.shape[0]
         wins = torch.zeros(f, dtype=torch.float64)
         denom = torch.zeros(f, dtype=torch.float64)
         log_lik = None
         for g in columns or [0]:
             o, s = self.offsets[g], self.sizes[g]
-            # without a change to apply, the arguments only need the right types
-            scale, factor = d.field(g), np.ones(1)
-            if fused is not None:
-                scale, factor = d.field(fused[0]), torch.exp(fused[1]).numpy()
-            ll, part = mm_pass(
-                self.team,
-                d.pos_start,
-                self.win_flat,
-                self.chunk_pos,
-                *d.field(g),
-                s + 1,
-                *scale,
-                factor,
-                fused is not None,
-            )
-            fused = None
+            if g in self.sparse and self.e_valid:
+                ll, part = sparse_pass(
+                    self.team,
+                    self.e,
+                    d.pos_start,
+                    self.win_flat,
+                    self.chunk_pos,
+                    *self.sparse[g],
+                    *d.field(g),
+                    s + 1,
+                )
+            else:
+                # without a change to apply, the arguments only need the right types
+                scale, factor = d.field(g), np.ones(1)
+                if fused is not None:
+                    scale, factor = d.field(fused[0]), torch.exp(fused[1]).numpy()
+                ll, part = mm_pass(
+                    self.team,
+                    d.pos_start,
+                    self.win_flat,
+                    self.chunk_pos,
+                    *d.field(g),
+                    s + 1,
+                    *scale,
+                    factor,
+                    fused is not None,
+                    self.e,
+                )
+                self.e_valid |= fused is not None
+                fused = None
             log_lik = ll if log_lik is None else log_lik
             if g in columns:
                 denom[o : o + s] = torch.from_numpy(part[1:]) * torch.exp(-log_gamma[o : o + s])

@@ -67,7 +67,7 @@ def run_bar(positions, mu, sigma2, beta2=1.0, kappa=1e-4, with_hits=False):
     data = flat_teams(positions, len(mu))
     mu, sigma2 = np.array(mu, dtype=float), np.array(sigma2, dtype=float)
     args = Members(data, single=False).args()
-    hits = bar_pass(mu, sigma2, 0, data.n_positions, *args, beta2, kappa, data.max_cands)
+    hits = bar_pass(mu, sigma2, np.arange(data.n_positions), *args, beta2, kappa, data.max_cands)
     return (mu, sigma2, hits) if with_hits else (mu, sigma2)
 
 
@@ -75,7 +75,7 @@ def run_lbr(positions, mu, sigma2, beta2=1.0, iters=2000, tol=0.0):
     data = flat_teams(positions, len(mu))
     mu, sigma2 = np.array(mu, dtype=float), np.array(sigma2, dtype=float)
     args = Members(data, single=False).args()
-    lbr_pass(mu, sigma2, 0, data.n_positions, *args, beta2, iters, tol, data.max_cands)
+    lbr_pass(mu, sigma2, np.arange(data.n_positions), *args, beta2, iters, tol, data.max_cands)
     return mu, sigma2
 
 
@@ -234,6 +234,36 @@ def test_lbr_filtering_over_positions_equals_the_reference():
             rmu[f], rs2[f] = m, v
     np.testing.assert_allclose(mu, rmu, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(s2, rs2, rtol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["bar", "lbr"])
+def test_shuffled_order_is_the_filter_over_the_permutation(ds, name):
+    """model.shuffle: the filter visits the positions in the seeded permutation (the
+    same model as the kernel over that order), the same seed the same model, another
+    seed or game order another one."""
+    reg = ds.registry
+    flat = FlatData.from_dataset(ds)
+
+    def fit(**kw):
+        cfg = RankerConfig(name=name, **kw)
+        model, _ = fit_ranker(cfg, flat, reg.group_spans(), reg.n_features, CPU)
+        return model.theta
+
+    shuffled = fit(shuffle=True, seed=3)
+    assert torch.equal(shuffled, fit(shuffle=True, seed=3))
+    assert not torch.equal(shuffled, fit(shuffle=True, seed=4))
+    assert not torch.equal(shuffled, fit())
+    cfg = RankerConfig(name=name)
+    mu = np.full(reg.n_features, cfg.prior_mu)
+    s2 = np.full(reg.n_features, cfg.prior_sigma2)
+    mu[0] = 0.0
+    order = np.random.default_rng(3).permutation(flat.n_positions)
+    args = Members(flat, single=False).args()
+    if name == "bar":
+        bar_pass(mu, s2, order, *args, cfg.beta2, cfg.kappa, flat.max_cands)
+    else:
+        lbr_pass(mu, s2, order, *args, cfg.beta2, cfg.ep_iters, cfg.ep_tol, flat.max_cands)
+    np.testing.assert_array_equal(shuffled.numpy(), mu)
 
 
 def test_truncated_gaussian_moments():

@@ -182,7 +182,10 @@ class RankerConfig(ModelConfig):
         pattern teams by expectation propagation).
     single: a move is its largest matched shape alone, no tactical groups
         (Stern et al.'s original Bayesian full ranking; "no shape" is a level).
-    passes: passes over the training positions, in order (bar, lbr).
+    passes: passes over the training positions (bar, lbr).
+    shuffle: visit the positions in a random order (seeded, a new one each pass)
+        instead of game by game: a filter's updates then do not follow one game's
+        correlated positions in a row (bar, lbr).
     report_every: a history row (validation, TensorBoard) every this many
         positions as well as after each pass (0: after each pass only).
     prior_mu, prior_sigma2: every feature's prior N(mu, sigma2) (bar, lbr).
@@ -197,6 +200,7 @@ class RankerConfig(ModelConfig):
     name: str = "pr"
     single: bool = False
     passes: int = 1
+    shuffle: bool = False
     report_every: int = 0
     prior_mu: float = 0.0
     prior_sigma2: float = 1.0

@@ -133,8 +133,7 @@ def _hit(tmu, k, w):
 def bar_pass(
     mu,
     sigma2,
-    p0,
-    p1,
+    order,
     pos_start,
     winner,
     packed,
@@ -149,7 +148,8 @@ def bar_pass(
     kappa,
     max_cands,
 ):
-    """BAR (Wistuba et al. 2012, Algorithm 1) on positions p0..p1-1 in order; return hits.
+    """BAR (Wistuba et al. 2012, Algorithm 1) on the positions order lists, in that
+    order; return hits.
 
     The likelihood L_Go: the expert's team (index 1 in the paper) beats each other
     team. Team sums come first, from the strengths before this position; then the
@@ -166,7 +166,7 @@ def bar_pass(
     omega = np.empty(max_cands)
     delta = np.empty(max_cands)
     hits = 0
-    for p in range(p0, p1):
+    for p in order:
         lo = pos_start[p]
         k = _gather_teams(
             lo,
@@ -426,8 +426,7 @@ def lbr_position(
 def lbr_pass(
     mu,
     sigma2,
-    p0,
-    p1,
+    order,
     pos_start,
     winner,
     packed,
@@ -443,8 +442,8 @@ def lbr_pass(
     tol,
     max_cands,
 ):
-    """LBR on positions p0..p1-1 in order, each position's EP posterior the prior of the
-    next (assumed density filtering); return (hits, EP iterations summed)."""
+    """LBR on the positions order lists, in that order, each position's EP posterior the
+    prior of the next (assumed density filtering); return (hits, EP iterations summed)."""
     width = offs8.shape[0] + offsw.shape[0]
     n_mem = max_cands * width
     mem = np.empty(n_mem, dtype=np.int64)
@@ -454,7 +453,7 @@ def lbr_pass(
     scratch = new_lbr_scratch(mu.shape[0], n_mem, max_cands)
     hits = 0
     iters = 0
-    for p in range(p0, p1):
+    for p in order:
         k = _gather_teams(
             pos_start[p],
             pos_start[p + 1],

@@ -6,7 +6,9 @@ LBR are filters, each position's posterior the next one's prior); here they
 are driven over FlatData, reported and calibrated.
 
 Terms:
-- pass: one visit of every training position in order (``passes`` of them).
+- pass: one visit of every training position (``passes`` of them), in the
+  data's order (game by game, move by move) or, with ``shuffle``, in a seeded
+  random order drawn anew each pass.
 - row: a history row after every pass (and every ``report_every`` positions):
   iter, positions (seen so far), seconds (the updates alone, wall time),
   cpu_seconds, online_top1 (the expert move had the strictly highest team
@@ -223,21 +225,25 @@ def fit_ranker(
     mu_np, s2_np = model.theta.numpy(), model.sigma2.numpy()  # updated in place
     step = cfg.report_every or flat.n_positions
     seen = 0
+    rng = np.random.default_rng(cfg.seed)
     for _ in range(cfg.passes):
+        order = np.arange(flat.n_positions, dtype=np.int64)
+        if cfg.shuffle:
+            order = rng.permutation(order)
         for p0 in range(0, flat.n_positions, step):
             p1 = min(p0 + step, flat.n_positions)
             t0, c0 = time.perf_counter(), time.process_time()
             ep_iters = None
             if cfg.name == "bar":
                 hits = bar_pass(
-                    mu_np, s2_np, p0, p1, *members.args(), cfg.beta2, cfg.kappa, flat.max_cands
-                )
+                    mu_np, s2_np, order[p0:p1], *members.args(), cfg.beta2, cfg.kappa,
+                    flat.max_cands,
+                )  # fmt: skip
             else:
                 hits, iters = lbr_pass(
                     mu_np,
                     s2_np,
-                    p0,
-                    p1,
+                    order[p0:p1],
                     *members.args(),
                     cfg.beta2,
                     cfg.ep_iters,

@@ -40,9 +40,12 @@ from typing import Any
 
 import numpy as np
 import torch
+from hydra import compose, initialize_config_module
 from matplotlib.figure import Figure
+from omegaconf import OmegaConf
 
 from gomove.atomic import atomic_write_json, atomic_write_text
+from gomove.train.specs import register
 
 log = logging.getLogger(__name__)
 
@@ -103,19 +106,26 @@ def run_dir(plan: Plan, name: str, size: int) -> Path:
     return plan.out / "runs" / f"{name}-{size}"
 
 
+def changed_settings(run: Path, overrides: Sequence[str]) -> list[str]:
+    """The model settings in which a finished run's saved config (``.hydra/config.yaml``)
+    differs from what the same overrides give today (a default changed since), [] when
+    none does or the run saved no config."""
+    saved = run / ".hydra" / "config.yaml"
+    if not saved.exists():
+        return []
+    register()  # the structured base configs train.py composes with
+    with initialize_config_module(config_module="gomove.configs", version_base="1.3"):
+        now = compose("config", [o for o in overrides if not o.startswith("hydra.")])
+    old = OmegaConf.to_container(OmegaConf.load(saved).model, resolve=True)
+    new = OmegaConf.to_container(now.model, resolve=True)
+    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+
+
 def train_one(plan: Plan, name: str, size: int) -> dict[str, Any] | None:
-    """One train.py run in its own process; its metrics, or None when it failed (logged)."""
+    """One train.py run in its own process; its metrics, or None when it failed (logged).
+    A finished run is reused unless its model settings differ from today's."""
     out = run_dir(plan, name, size)
-    if plan.resume and (out / "metrics.json").exists() and (out / "positions.npz").exists():
-        log.info("%s at %d games: done before (%s)", name, size, out)
-        return json.loads((out / "metrics.json").read_text())
-    if plan.report_only:
-        return None
-    out.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "gomove.cli.train",
+    overrides = [
         *system_overrides(name),
         f"data={plan.data}",
         f"data.max_games={size}",
@@ -125,6 +135,28 @@ def train_one(plan: Plan, name: str, size: int) -> dict[str, Any] | None:
         *plan.extra,
         *plan.per_system.get(name.removesuffix(SMALL_SUFFIX), []),
     ]
+    if plan.resume and (out / "metrics.json").exists() and (out / "positions.npz").exists():
+        changed = changed_settings(out, overrides)
+        if not changed or plan.report_only:
+            if changed:
+                log.warning(
+                    "%s at %d games: trained with other model settings (%s) than today's",
+                    name,
+                    size,
+                    ", ".join(changed),
+                )
+            log.info("%s at %d games: done before (%s)", name, size, out)
+            return json.loads((out / "metrics.json").read_text())
+        log.warning(
+            "%s at %d games: the finished run had other model settings (%s): trained again",
+            name,
+            size,
+            ", ".join(changed),
+        )
+    if plan.report_only:
+        return None
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "gomove.cli.train", *overrides]
     env = os.environ | {"NUMBA_NUM_THREADS": str(plan.threads)}
     log.info("%s at %d games: %s", name, size, " ".join(cmd[3:]))
     t0 = time.perf_counter()

@@ -8,7 +8,9 @@ Invariants checked:
 - from run folders holding metrics.json, positions.npz and a checkpoint
   history (no training), ``compare`` writes Table I, the log-evidence,
   time and memory tables and every figure (5, 6, 7, 8 per size, 10);
-- an unknown system fails before any run; ``NAME+small`` adds the small features.
+- an unknown system fails before any run; ``NAME+small`` adds the small features;
+- a finished run whose saved model settings differ from today's is found out
+  (so it is trained again rather than reused).
 """
 
 from __future__ import annotations
@@ -18,15 +20,19 @@ import json
 import numpy as np
 import pytest
 import torch
+from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
 
 from gomove.compare import (
     Plan,
     bootstrap_differences,
+    changed_settings,
     compare,
     cumulative,
     run_dir,
     system_overrides,
 )
+from gomove.train.specs import register
 
 
 def test_cumulative():
@@ -126,3 +132,19 @@ def test_systems():
     assert system_overrides("bar+small") == ["model=bar", "features.small=true"]
     with pytest.raises(ValueError, match="unknown system 'nope'"):
         compare(Plan(out=None, systems=["nope"], sizes=[1]))  # type: ignore[arg-type]
+
+
+def test_changed_settings_find_a_changed_default(tmp_path):
+    overrides = [*system_overrides("lbr"), "data=sample", "data.max_games=30", "hydra.run.dir=x"]
+    register()
+    with initialize_config_module(config_module="gomove.configs", version_base="1.3"):
+        cfg = compose("config", overrides[:-1])
+    run = tmp_path / "run"
+    (run / ".hydra").mkdir(parents=True)
+    OmegaConf.save(cfg, run / ".hydra" / "config.yaml")
+    assert changed_settings(run, overrides) == []
+    cfg.model.shuffle = not cfg.model.shuffle  # as if trained before a default changed
+    cfg.model.ep_iters += 1
+    OmegaConf.save(cfg, run / ".hydra" / "config.yaml")
+    assert changed_settings(run, overrides) == ["ep_iters", "shuffle"]
+    assert changed_settings(tmp_path / "never-run", overrides) == []

@@ -7,7 +7,8 @@ Trains every system (mm lbr bar pr fbt lfr, and NAME+small with Stern's small
 features) at every training size on the standard split of ../shared/data,
 one train.py process per run, and writes OUT/comparison.md (Table I,
 log-evidence, time and memory per system and size) with the figures
-(Fig. 5, 6, 7, 8 per size, Fig. 10). Finished runs are reused. See
+(Fig. 5, 6, 7, 8 per size, Fig. 10). Finished runs are reused unless their
+model settings differ from today's defaults and overrides. See
 docs/comparison.md.
 """
 

@@ -12,6 +12,8 @@ Invariants checked:
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +23,7 @@ from gamegen import random_sgf
 
 from gomove.atomic import atomic_save_npz
 from gomove.board.coords import PASS, from_loc
-from gomove.data.dataset import Dataset, build_dataset, harvest_cached
+from gomove.data.dataset import Dataset, build_dataset, harvest_cached, input_fingerprint
 from gomove.data.loader import BatchLoader, shard_batch
 from gomove.data.shards import level_dtype, load_shard, save_shard
 from gomove.features.config import FeatureConfig
@@ -150,6 +152,19 @@ def test_cache_reused_and_invalidated(dataset, games_dir, tmp_path):
         progress=False,
     )
     assert fewer.path != ds.path and fewer.n_games == 3
+
+
+def test_fingerprint_is_the_content(games_dir, tmp_path):
+    """The games copied elsewhere with new times keep their fingerprint (hence their
+    caches, as after a machine is provisioned anew); one changed byte changes it."""
+    copy = tmp_path / "copy"
+    shutil.copytree(games_dir, copy)
+    os.utime(copy / "g00.sgf", ns=(1, 1))
+    assert input_fingerprint(copy) == input_fingerprint(games_dir)
+    data = bytearray((copy / "g03.sgf").read_bytes())
+    data[-3] ^= 1
+    (copy / "g03.sgf").write_bytes(bytes(data))
+    assert input_fingerprint(copy) != input_fingerprint(games_dir)
 
 
 def test_interrupted_extraction_resumes(dataset, games_dir, tmp_path):

@@ -2,7 +2,7 @@
 
 Terms:
 - cache key: a hash of everything an extraction depends on: the input files
-  (path, size, mtime), the reading config, the feature config, the harvested
+  (name, size, content hash), the reading config, the feature config, the harvested
   pattern table, the shard format and the Zobrist seeds. Same key, same shards.
 - dataset folder: ``<cache_dir>/<kind>-<key>/`` with ``shard-NNNNN.npz`` files
   and, written last, ``dataset.json`` (see shards.py). Finished shards of an
@@ -45,14 +45,21 @@ def default_workers() -> int:
 
 
 def input_fingerprint(paths: Any) -> list[list]:
-    """(path, size, mtime) of every file an input names, folders walked."""
+    """(name, size, sha-256 of the content) of every file an input names, folders
+    walked (names relative to the folder): the same games copied elsewhere, or
+    given new times, keep their caches; changed games get new ones."""
     out = []
     for p in expand_paths(paths):
         files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p]
         for f in files:
-            st = f.stat()
-            out.append([str(f.resolve()), st.st_size, st.st_mtime_ns])
+            name = str(f.relative_to(p)) if p.is_dir() else f.name
+            out.append([name, f.stat().st_size, file_digest(f)])
     return out
+
+
+def file_digest(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def cache_key(*parts: Any) -> str:

@@ -12,8 +12,10 @@ Terms:
   every group once first; Coulom 2007 mentions this option for his mm tool).
   A greedy update costs one pass too: the pass after updating g gathers the
   statistics of the group likely chosen next (g again when its gains, which
-  shrink about geometrically, predict it still leads; ``_guess``), and only a
-  wrong guess costs a second pass; the history's ``passes`` counts them.
+  shrink about geometrically, predict it still leads; ``_guess``), and the
+  other candidate as well when the engine gathers it cheaply (``cheap``: a
+  sparse group of NumbaMM); only a wrong guess costs a second pass; the
+  history's ``passes`` counts them.
 - engine: what runs the passes, an ``MMPasses``: ``PaddedMM`` over padded
   Batches (streamed, any device: the oracle), or gomove.train.mm_flat's
   ``NumbaMM`` (CPU) and ``TorchMM`` (any device) over the flat layout, with
@@ -135,6 +137,11 @@ class MMPasses(ABC):
         """
         return None
 
+    def cheap(self, g: int) -> bool:
+        """Whether group g's statistics cost little beside another group's in one
+        ``collect`` (the greedy schedule then gathers them too rather than guess)."""
+        return False
+
 
 class PaddedMM(MMPasses):
     """Passes of ``collect_stats`` over a re-iterable of padded Batches, streamed once per
@@ -240,14 +247,20 @@ def train_mm(
             # the next pass gathers what the next update needs and measures this one;
             # greedy: the next group is the best of the others unless g's new gain beats
             # them all, which only this pass tells, so guess, and pass again if wrong
-            nxt = _guess(gains, prev_gains, g, active) if greedy else None
-            cols = (nxt,) if greedy else (active[(u + 1) % len(active)],)
+            # (the other candidate too when the engine gathers it cheaply)
+            if greedy:
+                nxt = _guess(gains, prev_gains, g, active)
+                others = [h for h in active if h != g]
+                alt = g if nxt != g else _choose(gains, others) if others else g
+                cols = (nxt, alt) if alt != nxt and passes.cheap(alt) else (nxt,)
+            else:
+                cols = (active[(u + 1) % len(active)],)
             stats = collect(cols)
             new_lp = stats.log_likelihood + float(log_prior(model.log_gamma))
             prev_gains[g], gains[g] = gains[g], (new_lp - lp) / n
             lp = new_lp
             updated.append(g)
-            if greedy and _choose(gains, active) != nxt:
+            if greedy and _choose(gains, active) not in cols:
                 stats = collect((_choose(gains, active),))
                 extra_passes += 1
         inner.close()

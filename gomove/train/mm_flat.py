@@ -150,6 +150,10 @@ class NumbaMM(_CachedMM):
         for g, delta in self._changes(log_gamma.cpu()):
             self._apply(g, delta)
 
+    def cheap(self, g: int) -> bool:
+        """A sparse group is gathered over its listed candidates alone."""
+        return g in self.sparse
+
     def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
         log_gamma = log_gamma.cpu()
         d = self.data

@@ -192,34 +192,43 @@ def dense_scale(
             e[p] = scale_sum(team, pos_start[p], pos_start[p + 1], arr, field, factor)
 
 
-@njit(cache=True)
-def count_entries(arr: np.ndarray, field: np.ndarray) -> int:
-    """How many candidates have a level > 0 in the group (arr, field)."""
-    n = 0
-    for c in range(arr.shape[0]):
-        if field_level(arr, field, c) > 0:
-            n += 1
-    return n
+@njit(parallel=True, cache=True)
+def count_entries(
+    arr: np.ndarray, field: np.ndarray, pos_start: np.ndarray, chunk_pos: np.ndarray
+) -> np.ndarray:
+    """How many candidates of each position chunk have a level > 0 in (arr, field)."""
+    n_chunks = chunk_pos.shape[0] - 1
+    out = np.zeros(n_chunks, dtype=np.int64)
+    for k in prange(n_chunks):
+        n = 0
+        for c in range(pos_start[chunk_pos[k]], pos_start[chunk_pos[k + 1]]):
+            if field_level(arr, field, c) > 0:
+                n += 1
+        out[k] = n
+    return out
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
 def fill_entries(
     arr: np.ndarray,
     field: np.ndarray,
     pos_start: np.ndarray,
+    chunk_pos: np.ndarray,
+    ent_chunk: np.ndarray,
     ent_pos: np.ndarray,
     ent_off: np.ndarray,
 ) -> None:
     """The group's candidates of level > 0 in order: their position and their offset
-    in it (ent_pos, ent_off sized by count_entries)."""
-    i = 0
-    for p in range(pos_start.shape[0] - 1):
-        lo = pos_start[p]
-        for c in range(lo, pos_start[p + 1]):
-            if field_level(arr, field, c) > 0:
-                ent_pos[i] = p
-                ent_off[i] = c - lo
-                i += 1
+    in it, chunk k's from ent_chunk[k] on (the prefix sums of count_entries)."""
+    for k in prange(chunk_pos.shape[0] - 1):
+        i = ent_chunk[k]
+        for p in range(chunk_pos[k], chunk_pos[k + 1]):
+            lo = pos_start[p]
+            for c in range(lo, pos_start[p + 1]):
+                if field_level(arr, field, c) > 0:
+                    ent_pos[i] = p
+                    ent_off[i] = c - lo
+                    i += 1
 
 
 @njit(parallel=True, cache=True)

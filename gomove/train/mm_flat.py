@@ -118,17 +118,18 @@ class NumbaMM(_CachedMM):
         self.e_valid = False
         self.sparse = {}  # group -> (ent_pos, ent_off, ent_chunk)
         for g in range(len(self.sizes)):
-            n = count_entries(*data.field(g))
-            if n <= sparse_density * data.n_candidates:
-                self.sparse[g] = self._entries(g, n)
+            counts = count_entries(*data.field(g), data.pos_start, self.chunk_pos)
+            if counts.sum() <= sparse_density * data.n_candidates:
+                self.sparse[g] = self._entries(g, counts)
 
-    def _entries(self, g: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _entries(self, g: int, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         d = self.data
+        ent_chunk = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        n = int(ent_chunk[-1])
         ent_pos = np.empty(n, dtype=np.int32 if d.n_positions < 2**31 else np.int64)
         width = int(np.diff(d.pos_start).max(initial=0))
         ent_off = np.empty(n, dtype=np.uint16 if width <= 2**16 else np.int64)
-        fill_entries(*d.field(g), d.pos_start, ent_pos, ent_off)
-        ent_chunk = np.searchsorted(ent_pos, self.chunk_pos).astype(np.int64)
+        fill_entries(*d.field(g), d.pos_start, self.chunk_pos, ent_chunk, ent_pos, ent_off)
         return ent_pos, ent_off, ent_chunk
 
     def nbytes(self) -> int:

@@ -14,9 +14,10 @@ Sums are float64. Positions are split into chunks handled in parallel, each
 with its own partial sums, added up at the end in a fixed order.
 
 Sparse groups (most candidates at level 0, like atari or capture): their
-candidates of level > 0 are listed once as entries (position, offset of the
-candidate in it), and with every position's sum of strengths kept (``e``),
-updating or gathering such a group visits only its entries, not every candidate.
+candidates of level > 0 are listed once as entries (each position's from
+``ent_start[p]`` on, the candidate's offset in its position in ``ent_off``), and
+with every position's sum of strengths kept (``e``), updating or gathering such
+a group visits only its entries, not every candidate.
 """
 
 from __future__ import annotations
@@ -194,18 +195,20 @@ def dense_scale(
 
 @njit(parallel=True, cache=True)
 def count_entries(
-    arr: np.ndarray, field: np.ndarray, pos_start: np.ndarray, chunk_pos: np.ndarray
-) -> np.ndarray:
-    """How many candidates of each position chunk have a level > 0 in (arr, field)."""
-    n_chunks = chunk_pos.shape[0] - 1
-    out = np.zeros(n_chunks, dtype=np.int64)
-    for k in prange(n_chunks):
-        n = 0
-        for c in range(pos_start[chunk_pos[k]], pos_start[chunk_pos[k + 1]]):
-            if field_level(arr, field, c) > 0:
-                n += 1
-        out[k] = n
-    return out
+    arr: np.ndarray,
+    field: np.ndarray,
+    pos_start: np.ndarray,
+    chunk_pos: np.ndarray,
+    counts: np.ndarray,
+) -> None:
+    """counts[p + 1]: how many candidates of position p have a level > 0 in (arr, field)."""
+    for k in prange(chunk_pos.shape[0] - 1):
+        for p in range(chunk_pos[k], chunk_pos[k + 1]):
+            n = 0
+            for c in range(pos_start[p], pos_start[p + 1]):
+                if field_level(arr, field, c) > 0:
+                    n += 1
+            counts[p + 1] = n
 
 
 @njit(parallel=True, cache=True)
@@ -214,19 +217,17 @@ def fill_entries(
     field: np.ndarray,
     pos_start: np.ndarray,
     chunk_pos: np.ndarray,
-    ent_chunk: np.ndarray,
-    ent_pos: np.ndarray,
+    ent_start: np.ndarray,
     ent_off: np.ndarray,
 ) -> None:
-    """The group's candidates of level > 0 in order: their position and their offset
-    in it, chunk k's from ent_chunk[k] on (the prefix sums of count_entries)."""
+    """The offsets in their position of the group's candidates of level > 0, position
+    p's from ent_start[p] on (the prefix sums of count_entries)."""
     for k in prange(chunk_pos.shape[0] - 1):
-        i = ent_chunk[k]
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
             lo = pos_start[p]
+            i = ent_start[p]
             for c in range(lo, pos_start[p + 1]):
                 if field_level(arr, field, c) > 0:
-                    ent_pos[i] = p
                     ent_off[i] = c - lo
                     i += 1
 
@@ -236,23 +237,23 @@ def sparse_scale(
     team: np.ndarray,
     e: np.ndarray,
     pos_start: np.ndarray,
-    ent_pos: np.ndarray,
+    chunk_pos: np.ndarray,
+    ent_start: np.ndarray,
     ent_off: np.ndarray,
-    ent_chunk: np.ndarray,
     arr: np.ndarray,
     field: np.ndarray,
     factor: np.ndarray,
 ) -> None:
     """team[c] *= factor[level] over a sparse group's entries only (level 0 keeps its
-    strength), each position's sum e[p] moved by its candidates' change. ent_chunk:
-    the entries of each position chunk (a position's entries in one chunk)."""
-    for k in prange(ent_chunk.shape[0] - 1):
-        for i in range(ent_chunk[k], ent_chunk[k + 1]):
-            p = ent_pos[i]
-            c = pos_start[p] + ent_off[i]
-            old = np.float64(team[c])
-            team[c] = team[c] * factor[field_level(arr, field, c)]
-            e[p] += np.float64(team[c]) - old
+    strength), each position's sum e[p] moved by its candidates' change."""
+    for k in prange(chunk_pos.shape[0] - 1):
+        for p in range(chunk_pos[k], chunk_pos[k + 1]):
+            lo = pos_start[p]
+            for i in range(ent_start[p], ent_start[p + 1]):
+                c = lo + ent_off[i]
+                old = np.float64(team[c])
+                team[c] = team[c] * factor[field_level(arr, field, c)]
+                e[p] += np.float64(team[c]) - old
 
 
 @njit(parallel=True, cache=True)
@@ -262,9 +263,8 @@ def sparse_pass(
     pos_start: np.ndarray,
     win_flat: np.ndarray,
     chunk_pos: np.ndarray,
-    ent_pos: np.ndarray,
+    ent_start: np.ndarray,
     ent_off: np.ndarray,
-    ent_chunk: np.ndarray,
     arr: np.ndarray,
     field: np.ndarray,
     n_levels: int,
@@ -278,10 +278,11 @@ def sparse_pass(
     for k in prange(n_chunks):
         acc = 0.0
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
-            acc += math.log(team[win_flat[p]] / e[p])
-        for i in range(ent_chunk[k], ent_chunk[k + 1]):
-            p = ent_pos[i]
-            c = pos_start[p] + ent_off[i]
-            part[k, 0, field_level(arr, field, c)] += team[c] / e[p]
+            ep = e[p]
+            acc += math.log(team[win_flat[p]] / ep)
+            lo = pos_start[p]
+            for i in range(ent_start[p], ent_start[p + 1]):
+                c = lo + ent_off[i]
+                part[k, 0, field_level(arr, field, c)] += team[c] / ep
         ll[k] = acc
     return ll.sum(), sum_parts(part)

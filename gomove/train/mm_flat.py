@@ -14,10 +14,10 @@ check all three against each other).
   a float32 strength is rounded once per update of its groups (relative
   1e-7 a time), so after a run's few hundred updates the gammas agree with
   float64 strengths to about 1e-5 relative (tests/test_mm_flat.py). Sparse
-  groups (atari, capture... at level 0 for 97% or more of the candidates) are
-  updated and gathered over their listed candidates alone, from each position's
-  kept sum of strengths: a cyclic sweep of the 9 groups costs about 4 dense
-  passes instead of 9.
+  groups (pass, capture, extension, self-atari, atari: at level 0 for 97% or
+  more of the candidates) are updated and gathered over their listed
+  candidates alone, from each position's kept sum of strengths: a cyclic sweep
+  of the 9 groups costs about 4 dense passes instead of 9.
 - ``TorchMM`` (any device, CUDA in practice): log-strengths, float64[C], and
   the levels copied to the device (wide groups as int32, which torch indexes),
   chunked torch ops.
@@ -52,8 +52,11 @@ class _CachedMM(MMPasses):
         self.offsets, self.sizes = data.offsets, data.sizes
         self.n_positions = data.n_positions
         self.win_flat = data.expert_candidates()
-        # wins never change: the levels of the expert moves (each group's narrow type)
-        self.win_levels = [data.level(g, self.win_flat) for g in range(len(self.sizes))]
+        # wins never change: the expert moves' count by level of each group
+        self.win_counts = [
+            np.bincount(data.level(g, self.win_flat), minlength=s + 1)[1:]
+            for g, s in enumerate(self.sizes)
+        ]
         self._seen: torch.Tensor | None = None  # log_gamma the cached strengths reflect
 
     def _table(self, log_gamma: torch.Tensor, g: int) -> torch.Tensor:
@@ -63,8 +66,7 @@ class _CachedMM(MMPasses):
 
     def _wins(self, wins: torch.Tensor, g: int) -> None:
         o, s = self.offsets[g], self.sizes[g]
-        counts = np.bincount(self.win_levels[g], minlength=s + 1)[1:]
-        wins[o : o + s] = torch.from_numpy(counts).double()
+        wins[o : o + s] = torch.from_numpy(self.win_counts[g]).double()
 
     def _changes(self, log_gamma: torch.Tensor) -> list[tuple[int, torch.Tensor]]:
         """(g, delta) of every group g whose log-gammas changed since the strengths were
@@ -103,8 +105,8 @@ class NumbaMM(_CachedMM):
         data: FlatData,
         chunk_positions: int = 2048,
         team_dtype: str = "float32",
-        max_chunks: int = 64,
-        sparse_density: float = 0.1,
+        max_chunks: int = 32,
+        sparse_density: float = 0.05,
     ) -> None:
         super().__init__(data)
         p = data.n_positions
@@ -116,21 +118,22 @@ class NumbaMM(_CachedMM):
         self.team = np.ones(data.n_candidates, dtype=np.dtype(team_dtype))
         self.e = np.zeros(p)
         self.e_valid = False
-        self.sparse = {}  # group -> (ent_pos, ent_off, ent_chunk)
+        self.sparse = {}  # group -> (ent_start, ent_off): flat_kernels' entries
         for g in range(len(self.sizes)):
-            counts = count_entries(*data.field(g), data.pos_start, self.chunk_pos)
-            if counts.sum() <= sparse_density * data.n_candidates:
+            counts = np.zeros(p + 1, dtype=np.int64)
+            count_entries(*data.field(g), data.pos_start, self.chunk_pos, counts)
+            np.cumsum(counts, out=counts)
+            if counts[-1] <= sparse_density * data.n_candidates:
                 self.sparse[g] = self._entries(g, counts)
 
-    def _entries(self, g: int, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _entries(self, g: int, ent_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         d = self.data
-        ent_chunk = np.r_[0, np.cumsum(counts)].astype(np.int64)
-        n = int(ent_chunk[-1])
-        ent_pos = np.empty(n, dtype=np.int32 if d.n_positions < 2**31 else np.int64)
+        if ent_start[-1] < 2**32:
+            ent_start = ent_start.astype(np.uint32)
         width = int(np.diff(d.pos_start).max(initial=0))
-        ent_off = np.empty(n, dtype=np.uint16 if width <= 2**16 else np.int64)
-        fill_entries(*d.field(g), d.pos_start, self.chunk_pos, ent_chunk, ent_pos, ent_off)
-        return ent_pos, ent_off, ent_chunk
+        ent_off = np.empty(int(ent_start[-1]), dtype=np.uint16 if width <= 2**16 else np.int64)
+        fill_entries(*d.field(g), d.pos_start, self.chunk_pos, ent_start, ent_off)
+        return ent_start, ent_off
 
     def nbytes(self) -> int:
         """Memory of the engine's own arrays (the data's apart)."""
@@ -141,7 +144,9 @@ class NumbaMM(_CachedMM):
         """Multiply group g's change into the strengths and the sums e."""
         d, factor = self.data, torch.exp(delta).numpy()
         if g in self.sparse and self.e_valid:
-            sparse_scale(self.team, self.e, d.pos_start, *self.sparse[g], *d.field(g), factor)
+            sparse_scale(
+                self.team, self.e, d.pos_start, self.chunk_pos, *self.sparse[g], *d.field(g), factor
+            )
         else:
             dense_scale(self.team, self.e, d.pos_start, self.chunk_pos, *d.field(g), factor)
             self.e_valid = True

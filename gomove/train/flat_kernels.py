@@ -62,14 +62,13 @@ def packed_level(packed: np.ndarray, fields: np.ndarray, c: int, g: int) -> int:
 # waiting for the last (4 cycles and more): kept in 4 running sums (candidate c
 # adds to sum c % 4) the adds overlap; the sums are added in a fixed order, so a
 # pass gives the same bits every time.
-SUM_LANES = 4
 GATHER_LANES = 4
 LANE_LEVELS = 256  # more levels rarely repeat in a row, and 4 sums each would crowd the cache
 
 
 @njit(cache=True, inline="always")
 def strength_sum(team: np.ndarray, lo: int, hi: int) -> float:
-    """team[lo:hi] summed in float64, in SUM_LANES running sums."""
+    """team[lo:hi] summed in float64, in 4 running sums."""
     s0 = s1 = s2 = s3 = 0.0
     c = lo
     while c + 3 < hi:
@@ -89,7 +88,9 @@ def scale_sum(
     team: np.ndarray, lo: int, hi: int, arr: np.ndarray, field: np.ndarray, factor: np.ndarray
 ) -> float:
     """team[c] *= factor[level] for c in lo..hi-1, and their new sum as strength_sum
-    sums it (the same lanes, the same bits)."""
+    sums it (the same lanes, the same bits). Scaling and summing in one loop rather
+    than scaling and calling strength_sum: the two loops made the passes that fold
+    in a change about 4% slower."""
     s0 = s1 = s2 = s3 = 0.0
     c = lo
     while c + 3 < hi:

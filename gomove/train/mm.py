@@ -251,7 +251,7 @@ def train_mm(
             if greedy:
                 nxt = _guess(gains, prev_gains, g, active)
                 others = [h for h in active if h != g]
-                alt = g if nxt != g else _choose(gains, others) if others else g
+                alt = g if nxt != g or not others else _choose(gains, others)
                 cols = (nxt, alt) if alt != nxt and passes.cheap(alt) else (nxt,)
             else:
                 cols = (active[(u + 1) % len(active)],)

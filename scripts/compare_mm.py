@@ -8,9 +8,12 @@ in one run, one process after the other (pin the whole script to one core,
 1. cyclic: N sweeps of mm.cpp and N cyclic iterations of gomove's MM from
    gamma = 1; the CPU seconds of every sweep, peak memory (``/usr/bin/time``),
    and the largest relative difference of the gammas;
+   (gomove sweeps in file order here, as mm.cpp does);
 2. mm's own schedule (its main: greedy by last gain, until no gain reaches
    1e-4, twice): its updates, CPU time and final log-posterior (scored by
-   gomove), then gomove's greedy schedule until it reaches that log-posterior.
+   gomove), then gomove's greedy schedule until it reaches that log-posterior;
+3. gomove's default run (MMConfig's defaults: schedule, order, stopping rule):
+   its iterations, CPU time and log-posterior against mm.cpp's.
 
 Prints one JSON object per figure (the last line: all of them).
 
@@ -120,12 +123,17 @@ def warm_up(data: FlatData) -> None:
 
 def worker(args: argparse.Namespace) -> None:
     """The gomove side, in its own process (its peak memory alone): train from gamma = 1
-    for --sweeps iterations of --schedule, write the gammas and the history (per
+    for --sweeps iterations of --schedule in --order (with --default: MMConfig's
+    defaults, stopping rule included), write the gammas and the history (per
     iteration: log-posterior, updates, passes; the CPU seconds of every pass)."""
     ds = training_dataset(args.source)
     data = FlatData.from_dataset(ds)
     warm_up(data)
-    cfg = MMConfig(max_iters=args.sweeps, tol=float("-inf"), schedule=args.schedule)
+    if args.default:
+        cfg = MMConfig()
+    else:
+        cfg = MMConfig(max_iters=args.sweeps, tol=float("-inf"), schedule=args.schedule)
+        cfg.order = args.order or cfg.order
     engine = TimedPasses(NumbaMM(data))
     model, history = train_mm(
         engine, ds.registry.n_features, data.group_spans(), cfg, device="cpu", progress=False
@@ -153,6 +161,8 @@ def main() -> None:
     p.add_argument("--work", type=Path, default=Path("mm-compare"))
     p.add_argument("--sweeps", type=int, default=30)
     p.add_argument("--schedule", default="cyclic", help=argparse.SUPPRESS)
+    p.add_argument("--order", help=argparse.SUPPRESS)
+    p.add_argument("--default", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--gammas", help=argparse.SUPPRESS)
     p.add_argument("--history", help=argparse.SUPPRESS)
@@ -177,7 +187,8 @@ def main() -> None:
     sweeps = [fields(x) for x in err.splitlines() if x.startswith("sweep=")]
     mm_sweep = float(np.mean([s["seconds"] for s in sweeps[1:]]))
     me = [sys.executable, __file__, "--worker", "--source", args.source]
-    me += ["--sweeps", str(args.sweeps), "--gammas", str(w / "gomove_cyclic.txt")]
+    me += ["--sweeps", str(args.sweeps), "--order", "file"]
+    me += ["--gammas", str(w / "gomove_cyclic.txt")]
     me += ["--history", str(w / "gomove_cyclic.json")]
     _, rss_gm, _ = timed(me, None, w / "gomove_cyclic.log")
     hist = json.loads((w / "gomove_cyclic.json").read_text())
@@ -246,6 +257,25 @@ def main() -> None:
         "reaches mm's log-posterior 5x sooner": bool(reached) and sc["speedup"] >= 5,
     }
     print(json.dumps(out["schedule"]), flush=True)
+
+    # 3. gomove's default run, as converged as mm.cpp's?
+    me = [sys.executable, __file__, "--worker", "--source", args.source, "--default"]
+    me += ["--gammas", str(w / "gomove_default.txt"), "--history", str(w / "gomove_default.json")]
+    timed(me, None, w / "gomove_default.log")
+    hist = json.loads((w / "gomove_default.json").read_text())
+    cfg = MMConfig()
+    out["default"] = {
+        "schedule": cfg.schedule,
+        "order": cfg.order,
+        "tol": cfg.tol,
+        "iterations": hist["rows"][-1]["iter"],
+        "seconds": cumulative_cpu(hist)[-1],
+        "log_posterior": hist["rows"][-1]["log_posterior"],
+        "mm_log_posterior": target,
+    }
+    d = out["default"]
+    d["targets"] = {"as converged as mm.cpp": d["log_posterior"] >= target}
+    print(json.dumps(d), flush=True)
     print(json.dumps(out))
 
 

@@ -237,7 +237,7 @@ def test_mm_cpp_cyclic_sweeps_equal_gomoves(ds, mm_driver, tmp_path):
     run_driver(mm_driver, ["cyclic", "10"], dat, tmp_path / "mm.txt")
     theirs = read_gammas(tmp_path / "mm.txt", ds.registry.n_features - 1)
     data = FlatData.from_dataset(ds)
-    cfg = MMConfig(max_iters=10, tol=float("-inf"))
+    cfg = MMConfig(max_iters=10, tol=float("-inf"), order="file")  # mm.cpp sweeps in file order
     model, _ = train_mm(
         NumbaMM(data, team_dtype="float64"),
         ds.registry.n_features,

@@ -9,7 +9,8 @@ Terms:
 - gain: log-posterior per position gained by a group's last update.
 - iteration: one sweep over all groups ("cyclic") or as many updates as there
   are groups ("greedy": next update the group whose last update gained most,
-  every group once first; Coulom 2007 mentions this option for his mm tool).
+  every group once first; Coulom 2007 mentions this option for his mm tool),
+  both in ``MMConfig.order``: by default the groups with most gammas first.
   A greedy update costs one pass too: the pass after updating g gathers the
   statistics of the group likely chosen next (g again when its gains, which
   shrink about geometrically, predict it still leads; ``_guess``), and the
@@ -196,6 +197,8 @@ def train_mm(
     torch.manual_seed(cfg.seed)
     device = resolve_device(device)
     active = [g for g, (_, _, size) in enumerate(groups) if size > 0]
+    if cfg.order == "size":  # stable: equal sizes keep the registry's order
+        active.sort(key=lambda g: -groups[g][2])
     if not active:
         raise ValueError("no feature group to train")
     for name, offset, size in groups:

@@ -19,13 +19,15 @@ from sgfmill import boards
 
 from gomove.board.board import BLACK, WHITE, new_board
 from gomove.board.coords import PASS, from_loc, gtp_to_loc
+from gomove.board.playout import new_rng
 from gomove.board.replay import play_moves
 from gomove.cli.predict import parse_moves
 from gomove.play.game import GameState
 from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
+from gomove.play.search.kernels import C_UCT, N_PARAMS, PRIOR_EQEX, select_child
 from gomove.play.search.search import RESIGN, Search
-from gomove.play.search.tree import open_count, pw_schedule
+from gomove.play.search.tree import add_children, new_tree, open_count, pw_schedule, reset_tree
 
 
 def test_schedule_is_coulom():
@@ -164,3 +166,25 @@ def test_seconds_budget():
     s = Search(SearchConfig(playouts="uniform", pw=False, sims=None, seconds=0.3, resign=0))
     res = s.run(new_board(9), BLACK, 7.5)
     assert 0.25 <= res.seconds < 2.0 and res.sims > 0
+
+
+@pytest.mark.parametrize("eqex", [0.0, 30.0, 300.0])
+def test_prior_virtual_wins(eqex):
+    """A ranked node's children start with eqex x sqrt(p / p_best) virtual wins: the
+    selection picks the child with the best (wins + virtual) / (visits + virtual),
+    computed here by hand (no exploration, no RAVE)."""
+    t = new_tree(16)
+    root = reset_tree(t, WHITE)
+    priors = np.array([0.6, 0.3, 0.1])
+    add_children(t, root, np.array([10, 11, 12]), priors, 3, True)
+    visits, wins = np.array([40, 40, 40]), np.array([16.0, 20.0, 10.0])
+    f = int(t.first[root])
+    t.visits[f : f + 3], t.wins[f : f + 3] = visits, wins
+    t.visits[root] = 10_000  # every child open
+    params = np.zeros(N_PARAMS)
+    params[C_UCT], params[PRIOR_EQEX] = 0.0, eqex
+    pn = eqex * np.sqrt(priors / priors[0])
+    want = int(np.argmax((wins + pn) / (visits + pn)))
+    got = select_child(t, root, params, np.zeros(3), new_rng(0)) - f
+    assert got == want
+    assert {0.0: 1, 30.0: 1, 300.0: 0}[eqex] == want  # the prior changes the choice

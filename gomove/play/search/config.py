@@ -21,6 +21,8 @@ class SearchConfig:
     pw_base, pw_growth: t(n+1) = t(n) + pw_base x pw_growth^n.
     rave: AMAF values in the selection (Gelly and Silver), weight by rave_k.
     c_uct: UCB1's exploration constant; fpu: the value of an unvisited child.
+    prior_eqex: a ranked node's children start with prior_eqex x sqrt(p / p_best)
+      virtual wins from the full model's probabilities (0: off).
     sims / seconds: the budget of one search (whichever ends first; None: unused).
     resign: resign when the best move's win rate is below this (0: never), after
       resign_min_sims simulations.
@@ -37,6 +39,7 @@ class SearchConfig:
     rave_k: float = 1000.0
     c_uct: float = 0.2
     fpu: float = 1.1
+    prior_eqex: float = 0.0
     expand_at: int = 2
     sims: int | None = 5000
     seconds: float | None = None
@@ -58,7 +61,7 @@ class SearchConfig:
             raise ValueError(f"sims must be >= 1, not {self.sims}")
         if self.seconds is not None and self.seconds <= 0:
             raise ValueError(f"seconds must be > 0, not {self.seconds}")
-        for name in ("c_uct", "pw_base", "rave_k", "chunk", "expand_at", "capacity"):
+        for name in ("c_uct", "prior_eqex", "pw_base", "rave_k", "chunk", "expand_at", "capacity"):
             if getattr(self, name) is None or getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
         if not 0 <= self.resign < 1:

@@ -43,7 +43,8 @@ RAVE_K = 5  # RAVE equivalence parameter (Silver's beta schedule)
 MAX_MOVES = 6  # playout length limit
 PW_SINCE_PROMOTION = 7  # 1: the schedule counts simulations since promotion, 0: in total
 FPU = 8  # selection value of a child never visited (first-play urgency)
-N_PARAMS = 9
+PRIOR_EQEX = 9  # virtual wins of a ranked node's best child (0: no prior in the values)
+N_PARAMS = 10
 
 MAX_DEPTH = 2048
 
@@ -76,8 +77,15 @@ def expand_all(
 
 @njit(cache=True)
 def select_child(t: Tree, node: int, params: np.ndarray, schedule: np.ndarray, rng) -> int:
-    """The open child of node with the best selection value (ties broken at random)."""
+    """The open child of node with the best selection value (ties broken at random).
+
+    In a node ranked by the full model, each child starts with prior_eqex x
+    sqrt(p / p_best) virtual wins (p: its probability, p_best: the first child's),
+    as Pachi seeds its tree from pattern gammas: the values start from the model's
+    opinion and the real visits outweigh it as they come.
+    """
     f = t.first[node]
+    eqex = params[PRIOR_EQEX] if t.ranked[node] and t.prior[f] > 0 else 0.0
     if t.ranked[node]:
         sims = t.visits[node]
         if params[PW_SINCE_PROMOTION] > 0:
@@ -95,15 +103,17 @@ def select_child(t: Tree, node: int, params: np.ndarray, schedule: np.ndarray, r
     for i in range(k):
         ch = f + (off + i) % k
         n = t.visits[ch]
+        pn = eqex * np.sqrt(t.prior[ch] / t.prior[f]) if eqex > 0 else 0.0
+        ne = n + pn  # real and virtual visits, the virtual ones all wins
         if rave and t.rave_n[ch] > 0:
             rn = t.rave_n[ch]
-            q = t.wins[ch] / n if n > 0 else 0.0
-            beta = rn / (rn + n + rn * n / rave_k)
+            q = (t.wins[ch] + pn) / ne if ne > 0 else 0.0
+            beta = rn / (rn + ne + rn * ne / rave_k)
             v = (1.0 - beta) * q + beta * t.rave_w[ch] / rn + c * np.sqrt(log_n / (n + 1))
-        elif n == 0:
+        elif ne == 0:
             v = fpu
         else:
-            v = t.wins[ch] / n + c * np.sqrt(log_n / n)
+            v = (t.wins[ch] + pn) / ne + c * np.sqrt(log_n / max(n, 1))
         if v > best_v:
             best_v = v
             best = ch

@@ -31,6 +31,7 @@ from gomove.play.search.kernels import (
     FPU,
     MAX_MOVES,
     N_PARAMS,
+    PRIOR_EQEX,
     PROMOTE_AT,
     PW,
     PW_SINCE_PROMOTION,
@@ -137,6 +138,7 @@ class Search:
         p[MAX_MOVES] = default_max_moves(size)
         p[PW_SINCE_PROMOTION] = float(c.pw_count == "promotion")
         p[FPU] = c.fpu
+        p[PRIOR_EQEX] = c.prior_eqex
         return p
 
     def _root_moves(self, board: Board, color: int) -> tuple[np.ndarray, np.ndarray, bool]:

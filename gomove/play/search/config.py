@@ -16,6 +16,8 @@ class SearchConfig:
     playouts: "pattern" (the light policy of policy.npz) or "uniform".
     pw: Coulom's progressive widening by the full model (model.pt); off: plain UCT,
       a leaf expanded to every move once it has expand_at visits.
+    promote_at: simulations of a leaf before the full model ranks its moves
+      (None: as many as the board has points, Coulom's rule).
     pw_count: the schedule counts a node's simulations in "total" or since its
       "promotion" (the paper leaves it open).
     pw_base, pw_growth: t(n+1) = t(n) + pw_base x pw_growth^n.
@@ -32,6 +34,7 @@ class SearchConfig:
 
     playouts: str = "pattern"
     pw: bool = True
+    promote_at: int | None = None
     pw_count: str = "total"
     pw_base: float = 40.0
     pw_growth: float = 1.4
@@ -59,6 +62,8 @@ class SearchConfig:
             raise ValueError("give a budget: sims, seconds or both")
         if self.sims is not None and self.sims < 1:
             raise ValueError(f"sims must be >= 1, not {self.sims}")
+        if self.promote_at is not None and self.promote_at < 1:
+            raise ValueError(f"promote_at must be >= 1 or None, not {self.promote_at}")
         if self.seconds is not None and self.seconds <= 0:
             raise ValueError(f"seconds must be > 0, not {self.seconds}")
         for name in ("c_uct", "prior_eqex", "pw_base", "rave_k", "chunk", "expand_at", "capacity"):

@@ -132,7 +132,7 @@ class Search:
         p[C_UCT] = c.c_uct
         p[EXPAND_AT] = c.expand_at
         p[PW] = float(c.pw)
-        p[PROMOTE_AT] = size * size
+        p[PROMOTE_AT] = size * size if c.promote_at is None else c.promote_at
         p[RAVE] = float(c.rave)
         p[RAVE_K] = c.rave_k
         p[MAX_MOVES] = default_max_moves(size)

@@ -55,8 +55,12 @@ def test_pw_opens_moves_on_schedule(capture_model, sims):
     assert t.visits[r] == sims
 
 
-def test_promotion_at_board_points(capture_model):
-    cfg = SearchConfig(playouts="uniform", pw=True, rave=False, sims=2000, resign=0)
+@pytest.mark.parametrize("promote_at", [None, 7])
+def test_promotion_at_board_points(capture_model, promote_at):
+    """Leaves are ranked by the full model at promote_at simulations (None: 5x5 = 25)."""
+    cfg = SearchConfig(playouts="uniform", pw=True, rave=False, sims=2000, resign=0,
+                       promote_at=promote_at)  # fmt: skip
+    at = 25 if promote_at is None else promote_at
     s = Search(cfg, predictor=capture_model)
     res = s.run(new_board(5), BLACK, 0.5)
     t = s.tree
@@ -64,9 +68,13 @@ def test_promotion_at_board_points(capture_model):
     ranked = np.nonzero(t.ranked[:n])[0]
     assert res.promotions == len(ranked) - 1 > 0  # the root is ranked at once
     for node in ranked[1:]:
-        assert t.visits[node] >= 25  # promoted at 5x5 = 25 simulations
+        assert t.visits[node] >= at
     unranked_leaves = [x for x in range(n) if t.first[x] < 0]
-    assert all(t.visits[x] <= 25 for x in unranked_leaves)
+    assert all(t.visits[x] <= at for x in unranked_leaves)
+    if promote_at is not None:  # earlier promotions: more of them than at 25
+        base = Search(SearchConfig(playouts="uniform", pw=True, rave=False, sims=2000,
+                                   resign=0), predictor=capture_model)  # fmt: skip
+        assert res.promotions > base.run(new_board(5), BLACK, 0.5).promotions
 
 
 def sgfmill_check(board: boards.Board, color: int, loc: int, size: int) -> None:
@@ -160,6 +168,10 @@ def test_config_errors(capture_model):
         SearchConfig.from_dict({"simz": 3})
     with pytest.raises(ValueError, match="playouts"):
         SearchConfig(playouts="smart").validate()
+    with pytest.raises(ValueError, match="promote_at"):
+        SearchConfig(promote_at=0).validate()
+    with pytest.raises(ValueError, match="prior_eqex"):
+        SearchConfig(prior_eqex=-1).validate()
 
 
 def test_seconds_budget():

@@ -132,8 +132,9 @@ def worker(args: argparse.Namespace) -> None:
     if args.default:
         cfg = MMConfig()
     else:
-        cfg = MMConfig(max_iters=args.sweeps, tol=float("-inf"), schedule=args.schedule)
-        cfg.order = args.order or cfg.order
+        cfg = MMConfig(
+            max_iters=args.sweeps, tol=float("-inf"), schedule=args.schedule, order=args.order
+        )
     engine = TimedPasses(NumbaMM(data))
     model, history = train_mm(
         engine, ds.registry.n_features, data.group_spans(), cfg, device="cpu", progress=False
@@ -161,7 +162,7 @@ def main() -> None:
     p.add_argument("--work", type=Path, default=Path("mm-compare"))
     p.add_argument("--sweeps", type=int, default=30)
     p.add_argument("--schedule", default="cyclic", help=argparse.SUPPRESS)
-    p.add_argument("--order", help=argparse.SUPPRESS)
+    p.add_argument("--order", default=MMConfig.order, help=argparse.SUPPRESS)
     p.add_argument("--default", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--gammas", help=argparse.SUPPRESS)

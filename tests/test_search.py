@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -72,8 +73,7 @@ def test_promotion_at_board_points(capture_model, promote_at):
     unranked_leaves = [x for x in range(n) if t.first[x] < 0]
     assert all(t.visits[x] <= at for x in unranked_leaves)
     if promote_at is not None:  # earlier promotions: more of them than at 25
-        base = Search(SearchConfig(playouts="uniform", pw=True, rave=False, sims=2000,
-                                   resign=0), predictor=capture_model)  # fmt: skip
+        base = Search(replace(cfg, promote_at=None), predictor=capture_model)
         assert res.promotions > base.run(new_board(5), BLACK, 0.5).promotions
 
 

@@ -93,8 +93,8 @@ def test_three_byte_levels_train_as_two_byte():
     for g in range(3):
         lg = torch.zeros(1 + 3 + 16 + 70000, dtype=torch.float64)
         lg[: 1 + 3 + 16 + 300] = torch.from_numpy(rng.normal(size=1 + 3 + 16 + 300))
-        a = flat_mm(two, team_dtype="float64").collect(lg[: 1 + 3 + 16 + 300], [g])
-        b = flat_mm(three, team_dtype="float64").collect(lg, [g])
+        a = flat_mm(two, team_dtype="float64").collect(lg[: 1 + 3 + 16 + 300].numpy(), [g])
+        b = flat_mm(three, team_dtype="float64").collect(lg.numpy(), [g])
         assert a.log_likelihood == pytest.approx(b.log_likelihood, rel=1e-12)
         torch.testing.assert_close(b.denom[: len(a.denom)], a.denom, rtol=1e-12, atol=1e-12)
         torch.testing.assert_close(b.wins[: len(a.wins)], a.wins)

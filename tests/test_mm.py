@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 import pytest
 import reference as ref
 import torch
@@ -15,11 +16,13 @@ from torch.testing import assert_close
 
 from gomove.data.batch import Batch
 from gomove.evaluate.measures import validator
-from gomove.models.mm import BradleyTerry, log_prior, mm_update
+from gomove.models.mm import BradleyTerry
 from gomove.train.device import resolve_device
 from gomove.train.mm import MMConfig, collect_stats, log_posterior, train_mm
+from gomove.train.mm_loop import log_prior, mm_update
 
 CPU = torch.device("cpu")
+T = torch.from_numpy  # the MM loop's statistics and updates are numpy
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -32,16 +35,16 @@ def test_group_update_matches_reference(seed: int) -> None:
     data = make_data(log_gamma, groups, n_batches=3, batch_size=6, max_cands=9, seed=seed)
     for g, (_, offset, size) in enumerate(groups):
         stats = collect_stats(log_gamma, data, [g], CPU)
-        new = mm_update(log_gamma, stats.wins, stats.denom, offset, size)
+        new = mm_update(log_gamma.numpy(), stats.wins, stats.denom, offset, size)
         ref_new, ref_wins, ref_denom = ref.mm_group_update(log_gamma.tolist(), data, offset, size)
         sl = slice(offset, offset + size)
         want = torch.tensor(ref_new, dtype=torch.float64)
-        assert_close(stats.wins[sl], torch.tensor(ref_wins, dtype=torch.float64)[sl])
-        assert_close(stats.denom[sl], torch.tensor(ref_denom, dtype=torch.float64)[sl])
-        assert_close(new, want)
+        assert_close(T(stats.wins[sl]), torch.tensor(ref_wins, dtype=torch.float64)[sl])
+        assert_close(T(stats.denom[sl]), torch.tensor(ref_denom, dtype=torch.float64)[sl])
+        assert_close(T(new), want)
         assert new[0] == 0.0
         assert_close(stats.log_likelihood, ref.bt_log_likelihood(log_gamma.tolist(), data))
-    assert_close(float(log_prior(log_gamma)), ref.bt_log_prior(log_gamma.tolist()))
+    assert_close(log_prior(log_gamma.numpy()), ref.bt_log_prior(log_gamma.tolist()))
 
 
 def test_all_columns_in_one_pass_equal_one_column_passes() -> None:
@@ -54,8 +57,8 @@ def test_all_columns_in_one_pass_equal_one_column_passes() -> None:
     for g, (_, offset, size) in enumerate(groups):
         one = collect_stats(log_gamma, data, [g], CPU)
         sl = slice(offset, offset + size)
-        assert_close(every.wins[sl], one.wins[sl])
-        assert_close(every.denom[sl], one.denom[sl])
+        assert_close(T(every.wins[sl]), T(one.wins[sl]))
+        assert_close(T(every.denom[sl]), T(one.denom[sl]))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -79,7 +82,8 @@ def test_log_posterior_never_decreases(
     for _ in range(3):
         for g, (_, offset, size) in enumerate(groups):
             stats = collect_stats(model.log_gamma, data, [g], CPU)
-            model.log_gamma = mm_update(model.log_gamma, stats.wins, stats.denom, offset, size)
+            new_lg = mm_update(model.log_gamma.numpy(), stats.wins, stats.denom, offset, size)
+            model.log_gamma = T(new_lg)
             new = log_posterior(model, data, CPU)
             assert new >= lp - 1e-9 * max(1.0, abs(lp))
             assert model.log_gamma[0] == 0.0
@@ -264,19 +268,19 @@ def greedy_reference(data, n_features, groups, n_updates):
     """The greedy schedule as written: every update gathers every group's statistics
     (collect_stats over all columns) and updates the best group by last gain, ties
     (the first round) to the group with more gammas (MMConfig's default order)."""
-    log_gamma = torch.zeros(n_features, dtype=torch.float64)
+    log_gamma = np.zeros(n_features)
     cols = tuple(sorted(range(len(groups)), key=lambda k: -groups[k][2]))
-    stats = collect_stats(log_gamma, data, cols, CPU)
+    stats = collect_stats(T(log_gamma), data, cols, CPU)
     n = stats.n_positions
-    lp = stats.log_likelihood + float(log_prior(log_gamma))
+    lp = stats.log_likelihood + log_prior(log_gamma)
     gains = dict.fromkeys(cols, math.inf)
     order = []
     for _ in range(n_updates):
         g = max(cols, key=lambda k: gains[k])
         _, offset, size = groups[g]
         log_gamma = mm_update(log_gamma, stats.wins, stats.denom, offset, size)
-        stats = collect_stats(log_gamma, data, cols, CPU)
-        new_lp = stats.log_likelihood + float(log_prior(log_gamma))
+        stats = collect_stats(T(log_gamma), data, cols, CPU)
+        new_lp = stats.log_likelihood + log_prior(log_gamma)
         gains[g], lp = (new_lp - lp) / n, new_lp
         order.append(groups[g][0])
     return log_gamma, order
@@ -293,5 +297,5 @@ def test_greedy_guess_equals_all_group_passes(recovery_problem) -> None:
     order = [g for row in history[1:] for g in row["updates"]]
     want, want_order = greedy_reference(data, len(truth), groups, len(order))
     assert order == want_order
-    assert_close(model.log_gamma, want, rtol=1e-12, atol=1e-12)
+    assert_close(model.log_gamma, T(want), rtol=1e-12, atol=1e-12)
     assert all(row["passes"] >= len(row["updates"]) for row in history[1:])

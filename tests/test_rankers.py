@@ -17,7 +17,7 @@ Invariants checked:
   adversarial positions: one candidate, hundreds of candidates, identical
   teams, huge and tiny prior variances;
 - the fitted temperature maximizes the log-likelihood (a grid cannot beat it);
-- FlatData.from_batches and FlatData.batch invert each other;
+- FlatData.from_batches and rankers.flat_batch invert each other;
 - the single-pattern variant trains and scores the shape column alone, and
   fails clearly without shapes; bad configs fail clearly.
 """
@@ -37,7 +37,14 @@ from gomove.models.rankers import GaussianRanking, WinRateRanking
 from gomove.train.config import RankerConfig
 from gomove.train.flat import FlatData
 from gomove.train.ranker_kernels import bar_pass, lbr_pass, pr_counts, trunc_vw
-from gomove.train.rankers import Members, fit_ranker, fit_temperature, pr_counts_torch, win_rates
+from gomove.train.rankers import (
+    Members,
+    fit_ranker,
+    fit_temperature,
+    flat_batch,
+    pr_counts_torch,
+    win_rates,
+)
 
 CPU = torch.device("cpu")
 
@@ -106,7 +113,7 @@ def test_pr_equals_hand_counted_win_rates():
     assert wins.tolist() == [0, 2, 1, 1, 0] and appear.tolist() == [0, 2, 3, 3, 1]
     np.testing.assert_allclose(win_rates(wins, appear), want, rtol=0, atol=1e-15)
     np.testing.assert_allclose(ref_pr(positions, 5), want, rtol=0, atol=1e-15)
-    batch = data.batch(np.arange(2))
+    batch = flat_batch(data, np.arange(2))
     w_t, a_t = pr_counts_torch([batch], 5, [], CPU)
     assert w_t.tolist() == wins.tolist() and a_t.tolist() == appear.tolist()
 
@@ -338,7 +345,7 @@ def test_flat_from_batches_and_back():
     for name in ("packed", "levw", "pos_start"):
         np.testing.assert_array_equal(getattr(data, name), getattr(want, name))
     np.testing.assert_array_equal(data.winner, want.winner)
-    again = data.batch(np.arange(data.n_positions))
+    again = flat_batch(data, np.arange(data.n_positions))
     whole = padded(batches)
     m = again.feat.shape[1]
     assert torch.equal(again.feat, whole.feat[:, :m]) and torch.equal(again.mask, whole.mask[:, :m])

@@ -38,7 +38,8 @@ from gomove.features.harvest import CHUNK_GAMES, harvest
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.train.config import MMConfig, SGDConfig
 from gomove.train.mm import train_mm
-from gomove.train.mm_flat import NumbaMM, TorchMM
+from gomove.train.mm_flat import TorchMM
+from gomove.train.mm_numba import NumbaMM
 from gomove.train.resume import Resume
 from gomove.train.sgd import train_sgd
 from gomove.train.specs import load_checkpoint

@@ -19,6 +19,9 @@ Terms (tensors are float64, indices are the global feature indices of
   summed over the candidates of position j that have i (Coulom 2007, 2.5.3).
 - prior: one virtual win and one virtual loss of every level against a virtual
   opponent of gamma 1 (Coulom 2007, 3.3).
+
+The MM update and the prior work on F floats and live with MM's loop, in
+numpy (gomove.train.mm_loop); here are the model and the padded statistics.
 """
 
 from __future__ import annotations
@@ -107,17 +110,6 @@ class BradleyTerry(nn.Module):
         return cls(log_gamma.shape[0], log_gamma)
 
 
-def log_prior(log_gamma: torch.Tensor) -> torch.Tensor:
-    """log P(virtual results | gamma), summed over every level but ``none``.
-
-    Each level i wins once and loses once against gamma 1 (Coulom 2007, 3.3):
-    log(g / (g + 1)) + log(1 / (g + 1)) = log g - 2 log(1 + g).
-    Levels with no data sit at its maximum, gamma = 1.
-    """
-    lg = log_gamma[1:]
-    return (lg - 2.0 * nn.functional.softplus(lg)).sum()
-
-
 def accumulate_stats(
     log_gamma: torch.Tensor,
     feat: torch.Tensor,
@@ -164,29 +156,3 @@ def _columns(cols: list[int]) -> Callable[[torch.Tensor], torch.Tensor]:
         return lambda t: t[:, :, lo:hi]
     index = torch.tensor(cols)
     return lambda t: t.index_select(2, index.to(t.device))
-
-
-def mm_update(
-    log_gamma: torch.Tensor,
-    wins: torch.Tensor,
-    denom: torch.Tensor,
-    offset: int,
-    size: int,
-) -> torch.Tensor:
-    """One MM batch update of the group at ``[offset, offset + size)``; returns new log_gamma.
-
-    gamma_i <- W_i / sum_j C_ij / E_j (Coulom 2007, 2.5.3), with the prior's
-    virtual games added: one win (W_i += 1) and two games against gamma 1 with
-    C = 1 and E = gamma_i + 1 (denominator += 2 / (gamma_i + 1)). wins and denom
-    must come from ``accumulate_stats`` at this same log_gamma. Every other
-    index, including 0, is copied unchanged.
-    """
-    if offset < 1 or offset + size > log_gamma.shape[0]:
-        raise ValueError(f"group range [{offset}, {offset + size}) outside [1, {len(log_gamma)})")
-    sl = slice(offset, offset + size)
-    lg = log_gamma[sl]
-    w = wins[sl] + 1.0
-    d = denom[sl] + 2.0 * torch.sigmoid(-lg)  # 2 / (gamma + 1)
-    out = log_gamma.clone()
-    out[sl] = torch.log(w) - torch.log(d)
-    return out

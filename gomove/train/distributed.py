@@ -50,7 +50,7 @@ from gomove.reading.games import ReadConfig, ReadStats, iter_games
 from gomove.train.config import SGDConfig
 from gomove.train.fbt_flat import FlatSGD
 from gomove.train.flat import FlatData
-from gomove.train.mm import MMPasses, PassStats
+from gomove.train.mm_loop import MMPasses, PassStats
 
 
 @dataclass(frozen=True)
@@ -171,21 +171,17 @@ class DistributedMM(MMPasses):
         self.local, self.world = local, world
         self.n_positions = 0  # all ranks' (known after the first pass)
 
-    def collect(self, log_gamma: torch.Tensor, columns: Sequence[int]) -> PassStats:
+    def collect(self, log_gamma: np.ndarray, columns: Sequence[int]) -> PassStats:
         s = self.local.collect(log_gamma, columns)
         f = s.wins.shape[0]
-        flat = torch.cat(
-            [
-                s.wins.double(),
-                s.denom.double(),
-                torch.tensor([s.log_likelihood, s.n_positions], dtype=torch.float64).to(s.wins),
-            ]
-        )
+        sums = np.concatenate([s.wins, s.denom, [s.log_likelihood, s.n_positions]])
+        flat = torch.from_numpy(sums.astype(np.float64))
         self.world.all_reduce(flat)
         self.n_positions = int(flat[-1])
-        return PassStats(flat[:f], flat[f : 2 * f], float(flat[-2]), self.n_positions)
+        out = flat.numpy()
+        return PassStats(out[:f], out[f : 2 * f], float(out[-2]), self.n_positions)
 
-    def advance(self, log_gamma: torch.Tensor) -> None:
+    def advance(self, log_gamma: np.ndarray) -> None:
         self.local.advance(log_gamma)
 
     def cheap(self, g: int) -> bool:

@@ -53,17 +53,19 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from tqdm.auto import tqdm
 
 from gomove.atomic import atomic_write_json
-from gomove.data.batch import Batch
 from gomove.data.dataset import Dataset
 from gomove.data.shards import level_dtype
 from gomove.features.registry import GroupSpan, Registry
 from gomove.train.flat_kernels import field_max
+
+if TYPE_CHECKING:
+    from gomove.data.batch import Batch
 
 log = logging.getLogger(__name__)
 
@@ -199,8 +201,10 @@ class FlatData:
             np.concatenate(winners),
         )
 
-    def batch(self, positions: np.ndarray) -> Batch:
-        """Positions as one padded Batch of global indices (game: the position, move 0)."""
+    def padded(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positions padded as a Batch holds them (gomove.data.batch): feat, int64
+        [B, M, G] global indices, and mask, bool [B, M] (gomove.train.rankers
+        wraps them into a Batch)."""
         positions = np.asarray(positions, dtype=np.int64)
         counts = self.pos_start[positions + 1] - self.pos_start[positions]
         m = int(counts.max()) if len(positions) else 1
@@ -216,13 +220,7 @@ class FlatData:
         for g, off in enumerate(self.offsets):
             lv = self.level(g, rows).astype(np.int64)
             feat[:, :, g][mask] = np.where(lv > 0, off + lv - 1, 0)
-        return Batch(
-            torch.from_numpy(feat),
-            torch.from_numpy(mask),
-            torch.from_numpy(self.winner[positions].copy()),
-            torch.from_numpy(positions.copy()),
-            torch.zeros(len(positions), dtype=torch.long),
-        )
+        return feat, mask
 
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.packed, self.levw, self.pos_start, self.winner))

@@ -172,8 +172,22 @@ def calibration_batches(
     n = min(cfg.calibrate_positions, data.n_positions)
     pos = np.unique(np.linspace(0, data.n_positions - 1, n).astype(np.int64))
     return [
-        data.batch(pos[i : i + CALIBRATION_BATCH]) for i in range(0, len(pos), CALIBRATION_BATCH)
+        flat_batch(data, pos[i : i + CALIBRATION_BATCH])
+        for i in range(0, len(pos), CALIBRATION_BATCH)
     ]
+
+
+def flat_batch(data: FlatData, positions: np.ndarray) -> Batch:
+    """Flat positions as one padded Batch of global indices (game: the position, move 0)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    feat, mask = data.padded(positions)
+    return Batch(
+        torch.from_numpy(feat),
+        torch.from_numpy(mask),
+        torch.from_numpy(data.winner[positions].copy()),
+        torch.from_numpy(positions.copy()),
+        torch.zeros(len(positions), dtype=torch.long),
+    )
 
 
 def fit_ranker(

@@ -55,8 +55,9 @@ from gomove.train.device import resolve_device
 from gomove.train.distributed import DistributedFlatSGD, World, distributed_mm
 from gomove.train.fbt_flat import FlatSGD
 from gomove.train.flat import FlatData
-from gomove.train.mm import MMPasses, train_mm
-from gomove.train.mm_flat import NumbaMM
+from gomove.train.mm import train_mm
+from gomove.train.mm_loop import MMPasses
+from gomove.train.mm_numba import NumbaMM
 from gomove.train.report import Validate, report_row
 from gomove.train.resume import Resume
 

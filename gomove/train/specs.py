@@ -52,8 +52,9 @@ from gomove.train.config import (
 )
 from gomove.train.distributed import World, distributed_mm
 from gomove.train.flat import FlatData
-from gomove.train.mm import MMPasses, PaddedMM, train_mm
+from gomove.train.mm import PaddedMM, train_mm
 from gomove.train.mm_flat import flat_mm
+from gomove.train.mm_loop import MMPasses
 from gomove.train.rankers import fit_ranker
 from gomove.train.report import Validate
 from gomove.train.resume import Resume

@@ -9,6 +9,7 @@ in one run, one process after the other (pin the whole script to one core,
    gamma = 1; the CPU seconds of every sweep, peak memory (``/usr/bin/time``),
    and the largest relative difference of the gammas;
    (gomove sweeps in file order here, as mm.cpp does);
+   gomove's runs are scripts/compare_mm_worker.py, a process without torch;
 2. mm's own schedule (its main: greedy by last gain, until no gain reaches
    1e-4, twice): its updates, CPU time and final log-posterior (scored by
    gomove), then gomove's greedy schedule until it reaches that log-posterior;
@@ -27,26 +28,24 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from gomove.export.mm_format import log_gammas_of, read_gammas, write_gammas
+from gomove.export.mm_format import log_gammas_of, read_gammas
 from gomove.export.models import export_mm
 from gomove.export.source import training_dataset
-from gomove.models.mm import log_prior
 from gomove.train.config import MMConfig
 from gomove.train.flat import FlatData
-from gomove.train.mm import MMPasses, PassStats, train_mm
-from gomove.train.mm_flat import NumbaMM
+from gomove.train.mm_loop import log_prior
+from gomove.train.mm_numba import NumbaMM
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "scripts" / "mm_driver.cpp"
+WORKER = ROOT / "scripts" / "compare_mm_worker.py"
 
 
 def build_driver(mm_dir: Path, out: Path) -> Path:
@@ -85,65 +84,8 @@ def fields(line: str) -> dict[str, float]:
 
 def log_posterior_per_position(data: FlatData, log_gamma: np.ndarray) -> float:
     """gomove's log-posterior per position (likelihood + prior) of the gammas."""
-    engine = NumbaMM(data)
-    lg = torch.from_numpy(log_gamma)
-    stats = engine.collect(lg, ())
-    return (stats.log_likelihood + float(log_prior(lg))) / data.n_positions
-
-
-class TimedPasses(MMPasses):
-    """An engine whose passes are timed in CPU seconds, one entry per pass."""
-
-    def __init__(self, inner: MMPasses) -> None:
-        self.inner, self.n_positions, self.cpu = inner, inner.n_positions, []
-
-    def collect(self, log_gamma: torch.Tensor, columns) -> PassStats:
-        t = time.process_time()
-        stats = self.inner.collect(log_gamma, columns)
-        self.cpu.append(time.process_time() - t)
-        return stats
-
-    def cheap(self, g: int) -> bool:
-        return self.inner.cheap(g)
-
-
-def warm_up(data: FlatData) -> None:
-    """Compile (or load) the numba kernels before anything is timed: every group's
-    change applied before every group's gather, as cyclic and greedy runs make them."""
-    engine = NumbaMM(data)
-    lg = torch.zeros(data.min_features, dtype=torch.float64)
-    n = len(data.sizes)
-    engine.collect(lg, (0,))
-    for g in range(n):
-        for h in range(n):
-            lg = lg.clone()
-            lg[data.offsets[g]] += 0.1
-            engine.collect(lg, (h,))
-
-
-def worker(args: argparse.Namespace) -> None:
-    """The gomove side, in its own process (its peak memory alone): train from gamma = 1
-    for --sweeps iterations of --schedule in --order (with --default: MMConfig's
-    defaults, stopping rule included), write the gammas and the history (per
-    iteration: log-posterior, updates, passes; the CPU seconds of every pass)."""
-    ds = training_dataset(args.source)
-    data = FlatData.from_dataset(ds)
-    warm_up(data)
-    if args.default:
-        cfg = MMConfig()
-    else:
-        cfg = MMConfig(
-            max_iters=args.sweeps, tol=float("-inf"), schedule=args.schedule, order=args.order
-        )
-    engine = TimedPasses(NumbaMM(data))
-    model, history = train_mm(
-        engine, ds.registry.n_features, data.group_spans(), cfg, device="cpu", progress=False
-    )
-    write_gammas(args.gammas, model.log_gamma.numpy())
-    keys = ("iter", "log_posterior", "updates", "passes")
-    rows = [{k: r[k] for k in keys if k in r} for r in history]
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    Path(args.history).write_text(json.dumps({"pass_cpu": engine.cpu, "rows": rows, "rss": peak}))
+    stats = NumbaMM(data).collect(log_gamma, ())
+    return (stats.log_likelihood + log_prior(log_gamma)) / data.n_positions
 
 
 def cumulative_cpu(hist: dict) -> list[float]:
@@ -161,17 +103,8 @@ def main() -> None:
     p.add_argument("--mm-dir", type=Path, help="folder of mm.cpp (Pachi's pattern/training/mm)")
     p.add_argument("--work", type=Path, default=Path("mm-compare"))
     p.add_argument("--sweeps", type=int, default=30)
-    p.add_argument("--schedule", default="cyclic", help=argparse.SUPPRESS)
-    p.add_argument("--order", default=MMConfig.order, help=argparse.SUPPRESS)
-    p.add_argument("--default", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--gammas", help=argparse.SUPPRESS)
-    p.add_argument("--history", help=argparse.SUPPRESS)
     p.add_argument("--greedy-iters", type=int, default=40, help="greedy iterations (40)")
     args = p.parse_args()
-    if args.worker:
-        worker(args)
-        return
     if args.mm_dir is None:
         p.error("--mm-dir is required")
     w = args.work
@@ -182,12 +115,13 @@ def main() -> None:
         summary = export_mm(args.source, dat)
         print(json.dumps({"exported": str(dat), **summary}), flush=True)
     out: dict[str, object] = {}
+    folder = str(training_dataset(args.source).path)
 
     # 1. cyclic sweeps, both sides
     err, rss_mm, _ = timed([str(exe), "cyclic", str(args.sweeps)], dat, w / "mm_cyclic.txt")
     sweeps = [fields(x) for x in err.splitlines() if x.startswith("sweep=")]
     mm_sweep = float(np.mean([s["seconds"] for s in sweeps[1:]]))
-    me = [sys.executable, __file__, "--worker", "--source", args.source]
+    me = [sys.executable, str(WORKER), "--dataset", folder]
     me += ["--sweeps", str(args.sweeps), "--order", "file"]
     me += ["--gammas", str(w / "gomove_cyclic.txt")]
     me += ["--history", str(w / "gomove_cyclic.json")]
@@ -221,11 +155,10 @@ def main() -> None:
     # 2. mm's own schedule, then gomove's greedy schedule to the same log-posterior
     err, _, _ = timed([str(exe), "coulom"], dat, w / "mm_coulom.txt")
     own = fields([x for x in err.splitlines() if x.startswith("updates=")][0])
-    ds = training_dataset(args.source)
-    data = FlatData.from_dataset(ds)
+    data = FlatData.from_dataset(training_dataset(args.source))
     target = log_posterior_per_position(data, log_gammas_of(read_gammas(w / "mm_coulom.txt")))
     del data
-    me = [sys.executable, __file__, "--worker", "--source", args.source, "--schedule", "greedy"]
+    me = [sys.executable, str(WORKER), "--dataset", folder, "--schedule", "greedy"]
     me += ["--sweeps", str(args.greedy_iters), "--gammas", str(w / "gomove_greedy.txt")]
     me += ["--history", str(w / "gomove_greedy.json")]
     timed(me, None, w / "gomove_greedy.log")
@@ -260,7 +193,7 @@ def main() -> None:
     print(json.dumps(out["schedule"]), flush=True)
 
     # 3. gomove's default run, as converged as mm.cpp's?
-    me = [sys.executable, __file__, "--worker", "--source", args.source, "--default"]
+    me = [sys.executable, str(WORKER), "--dataset", folder, "--default"]
     me += ["--gammas", str(w / "gomove_default.txt"), "--history", str(w / "gomove_default.json")]
     timed(me, None, w / "gomove_default.log")
     hist = json.loads((w / "gomove_default.json").read_text())

@@ -10,6 +10,8 @@ Invariants checked:
   gives the same model, the same scores and the same features;
 - bad input (a missing path, a malformed or short gammas file) ends in one
   ``error:`` line and exit status 2, never a traceback;
+- scripts/compare_mm_worker.py, gomove's side of the comparison with mm.cpp,
+  trains without ever importing torch, to train_mm's gammas;
 - with g++ and mm.cpp present (Pachi's sources: GOMOVE_PACHI_SRC, or
   ../pachi, ../ext/pachi), mm.cpp's cyclic sweeps give gomove's gammas on the
   same file, and its own schedule's gammas import and score like any model.
@@ -17,6 +19,8 @@ Invariants checked:
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import shutil
@@ -39,7 +43,7 @@ from gomove.models.mm import BradleyTerry
 from gomove.train.config import MMConfig
 from gomove.train.flat import FlatData
 from gomove.train.mm import train_mm
-from gomove.train.mm_flat import NumbaMM
+from gomove.train.mm_numba import NumbaMM
 from gomove.train.specs import load_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,6 +213,29 @@ def pachi_source() -> Path | None:
     return None
 
 
+def test_compare_worker_trains_without_torch(ds, tmp_path):
+    """scripts/compare_mm_worker.py trains in a process that never imports torch (its
+    peak memory is what the comparison with mm.cpp reports) and gives train_mm's
+    gammas and history on the same data."""
+    gammas, hist = tmp_path / "g.txt", tmp_path / "h.json"
+    cmd = [sys.executable, str(ROOT / "scripts" / "compare_mm_worker.py")]
+    cmd += ["--dataset", str(ds.path), "--gammas", str(gammas), "--history", str(hist)]
+    cmd += ["--sweeps", "3", "--order", "file"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = json.loads(hist.read_text())
+    assert got["torch"] is False and got["rss"] > 0
+    data = FlatData.from_dataset(ds)
+    cfg = MMConfig(max_iters=3, tol=-math.inf, order="file")
+    model, history = train_mm(
+        NumbaMM(data), ds.registry.n_features, data.group_spans(), cfg, "cpu", progress=False
+    )
+    assert [r["log_posterior"] for r in got["rows"]] == [r["log_posterior"] for r in history]
+    assert [r["updates"] for r in got["rows"]] == [r["updates"] for r in history]
+    want = torch.exp(model.log_gamma[1:]).numpy()
+    np.testing.assert_allclose(read_gammas(gammas), want, rtol=1e-15, atol=0)
+
+
 @pytest.fixture(scope="module")
 def mm_driver(tmp_path_factory) -> Path:
     """scripts/mm_driver.cpp built around Pachi's mm.cpp; skips without g++ or the source."""
@@ -265,7 +292,7 @@ def test_mm_cpp_own_schedule_imports_and_scores(ds, mm_driver, tmp_path):
         NumbaMM(data), ds.registry.n_features, data.group_spans(), cfg, "cpu", progress=False
     )
     engine = NumbaMM(data)
-    theirs = engine.collect(imported.log_gamma, ()).log_likelihood
-    ours = NumbaMM(data).collect(model.log_gamma, ()).log_likelihood
+    theirs = engine.collect(imported.log_gamma.numpy(), ()).log_likelihood
+    ours = NumbaMM(data).collect(model.log_gamma.numpy(), ()).log_likelihood
     assert np.isfinite(theirs) and theirs >= ours - 1e-9
     assert isinstance(imported, BradleyTerry)

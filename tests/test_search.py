@@ -6,7 +6,9 @@
 - the engine never plays an illegal move, against a random player and against
   itself, checked by the game's own rules and by sgfmill's board;
 - the tree is reused: after advance(move) the root is that child, its visits kept;
-- search finds the capture that wins a small board; budgets and errors.
+- search finds the capture that wins a small board; budgets and errors;
+- it passes only when the board as it stands and the board without its dead
+  stones (the referee's count) give the same winner.
 """
 
 from __future__ import annotations
@@ -16,18 +18,19 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from board_ascii import board_from
 from sgfmill import boards
 
 from gomove.board.board import BLACK, WHITE, new_board
 from gomove.board.coords import PASS, from_loc, gtp_to_loc
-from gomove.board.playout import new_rng
+from gomove.board.playout import area_score, area_score_judged, new_rng
 from gomove.board.replay import play_moves
 from gomove.cli.predict import parse_moves
 from gomove.play.game import GameState
 from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.kernels import C_UCT, N_PARAMS, PRIOR_EQEX, select_child
-from gomove.play.search.search import RESIGN, Search
+from gomove.play.search.search import RESIGN, MoveInfo, Search, checked_pass
 from gomove.play.search.tree import add_children, new_tree, open_count, pw_schedule, reset_tree
 
 
@@ -200,3 +203,42 @@ def test_prior_virtual_wins(eqex):
     got = select_child(t, root, params, np.zeros(3), new_rng(0)) - f
     assert got == want
     assert {0.0: 1, 30.0: 1, 300.0: 0}[eqex] == want  # the prior changes the choice
+
+
+# --- passing: the board as it stands against the board without its dead stones --------
+
+LOCS9 = np.array([(r + 1) * 11 + c + 1 for r in range(9) for c in range(9)])
+SPOILED = "\n".join(["O . . . X O . . ."] + [". . . . X O . . ."] * 8)  # white A9 is dead
+
+
+def test_area_score_judged_removes_dead_stones():
+    """area_score_judged equals area_score of the board with the stones the ownership
+    map gives to the other colour taken off, and of the board itself when it calls
+    every stone alive."""
+    b = board_from(SPOILED)
+    alive = np.where(b.color[LOCS9] == BLACK, 1.0, -1.0).reshape(9, 9)
+    alive[b.color[LOCS9].reshape(9, 9) == 0] = 0.0
+    dead = alive.copy()
+    dead[8, 0] = 0.8  # black owns A9 in most playouts
+    owner = np.zeros(81, np.int8)
+    without = board_from(SPOILED.replace("O", ".", 1))
+    assert area_score_judged(b, 7.5, dead) == area_score(without, 7.5, owner) == 45 - 36 - 7.5
+    assert area_score_judged(b, 7.5, alive) == area_score(b, 7.5, owner) == 9 - 37 - 7.5
+
+
+def test_checked_pass_plays_on_when_the_referee_would_disagree():
+    """With a dead white stone in black's area, passing (the game scored as it stands:
+    white wins) and the referee's count (the stone removed: black wins) disagree, so
+    the search plays its most visited other move; when they agree it passes."""
+    b = board_from(SPOILED)
+    moves = [
+        MoveInfo(PASS, 900, 0.9, 0.1, 0.0, []),
+        MoveInfo(gtp_to_loc("B8", 9), 0, 0.5, 0.1, 0.0, []),
+        MoveInfo(gtp_to_loc("A8", 9), 80, 0.6, 0.1, 0.0, []),
+    ]
+    own = np.zeros((9, 9))
+    own[8, 0] = 0.8
+    assert checked_pass(b, 7.5, own, moves).loc == gtp_to_loc("A8", 9)
+    own[8, 0] = -0.8  # the stone lives: both counts say white wins
+    assert checked_pass(b, 7.5, own, moves).loc == PASS
+    assert SearchConfig().pass_check

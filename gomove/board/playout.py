@@ -135,6 +135,21 @@ def area_score(b: Board, komi: float, owner_out: np.ndarray) -> float:
     return area_score_into(b, komi, owner_out, seen, region)
 
 
+def area_score_judged(b: Board, komi: float, own: np.ndarray) -> float:
+    """area_score after removing every stone that own (P(black) - P(white) owning each
+    point, float[size, size] in [row, col] order, from playouts) gives to the other
+    colour: the dead stones a referee removes before counting."""
+    size = int(b.info[SIZE])
+    w = int(b.info[W])
+    rows, cols = np.divmod(np.arange(size * size), size)
+    locs = (rows + 1) * w + cols + 1
+    colour = b.color[locs]
+    sign = np.where(colour == BLACK, 1.0, np.where(colour == WHITE, -1.0, 0.0))
+    judged = copy_board(b)
+    judged.color[locs[sign * np.asarray(own).reshape(-1) < 0]] = EMPTY
+    return float(area_score(judged, komi, np.zeros(size * size, np.int8)))
+
+
 @njit(cache=True)
 def area_score_into(
     b: Board, komi: float, owner_out: np.ndarray, seen: np.ndarray, region: np.ndarray

@@ -21,9 +21,9 @@ from collections.abc import Callable
 import numpy as np
 
 from gomove import __version__
-from gomove.board.board import BLACK, EMPTY, WHITE, copy_board
+from gomove.board.board import BLACK, WHITE
 from gomove.board.coords import PASS, from_loc, gtp_to_loc, loc_to_gtp
-from gomove.board.playout import area_score, run_playouts
+from gomove.board.playout import area_score_judged, run_playouts
 from gomove.play.game import GameState
 from gomove.play.gtp.analysis import gfx_influence, kata_info, lz_info
 from gomove.play.gtp.protocol import GtpError
@@ -300,15 +300,7 @@ class GtpEngine:
         most playouts from here (dead stones); empty regions then go to the colour that
         alone borders them (Chinese rules, as area_score counts)."""
         g = self.game
-        own = self.ownership()
-        b = copy_board(g.board)
-        size = g.size
-        for loc in np.nonzero((b.color == BLACK) | (b.color == WHITE))[0]:
-            r, c = from_loc(int(loc), size)
-            sign = 1.0 if b.color[loc] == BLACK else -1.0
-            if sign * own[r, c] < 0:
-                b.color[loc] = EMPTY
-        return float(area_score(b, g.komi, np.zeros(size * size, np.int8)))
+        return area_score_judged(g.board, g.komi, self.ownership())
 
     def gfx_heatmap(self, args: list[str]) -> str:
         if self.predictor is None:

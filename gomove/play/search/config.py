@@ -28,6 +28,11 @@ class SearchConfig:
     sims / seconds: the budget of one search (whichever ends first; None: unused).
     resign: resign when the best move's win rate is below this (0: never), after
       resign_min_sims simulations.
+    pass_check: pass only when the board as it stands and the board without the
+      stones the search's playouts call dead give the same winner; else play the
+      best other move. The tree scores two passes as the board stands, a referee
+      removes dead stones first: without the check the search may pass out a game
+      with groups in atari that the referee then scores for the other side.
     reuse: keep the subtree of the moves played between searches.
     capacity: tree nodes (about 60 bytes each); chunk: simulations between clock reads.
     """
@@ -48,6 +53,7 @@ class SearchConfig:
     seconds: float | None = None
     resign: float = 0.1
     resign_min_sims: int = 1000
+    pass_check: bool = True
     reuse: bool = True
     capacity: int = 2_000_000
     chunk: int = 256

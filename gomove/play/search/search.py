@@ -21,7 +21,14 @@ import numpy as np
 
 from gomove.board.board import BLACK, SIZE, WHITE, Board, copy_board, is_superko
 from gomove.board.coords import PASS
-from gomove.board.playout import UNIFORM, default_max_moves, new_rng, start_state
+from gomove.board.playout import (
+    UNIFORM,
+    area_score,
+    area_score_judged,
+    default_max_moves,
+    new_rng,
+    start_state,
+)
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig
@@ -80,6 +87,18 @@ class SearchResult:
     ownership: np.ndarray | None = None  # float64[size, size]: P(black) - P(white), sgfmill order
     tree_nodes: int = 0
     promotions: int = 0
+
+
+def checked_pass(board: Board, komi: float, own: np.ndarray, moves: list[MoveInfo]) -> MoveInfo:
+    """The pass at moves[0], unless the board as it stands and the board without the
+    stones own calls dead (area_score_judged) have different winners: then the most
+    visited other move (SearchConfig.pass_check)."""
+    size = int(board.info[SIZE])
+    stands = area_score(board, komi, np.zeros(size * size, np.int8))
+    judged = area_score_judged(board, komi, own)
+    if (stands > 0) == (judged > 0):
+        return moves[0]
+    return next((m for m in moves if m.loc != PASS and m.visits > 0), moves[0])
 
 
 class Search:
@@ -215,7 +234,7 @@ class Search:
                 self._promote(node, pending)
                 promotions += 1
         return self._result(
-            board, color, done, time.perf_counter() - start, owner_counts, promotions
+            board, color, komi, done, time.perf_counter() - start, owner_counts, promotions
         )
 
     def _promote(self, node: int, board: Board) -> None:
@@ -255,7 +274,7 @@ class Search:
         out.sort(key=lambda m: (-m.visits, -m.winrate))
         return out
 
-    def _result(self, board, color, done, seconds, owner_counts, promotions) -> SearchResult:
+    def _result(self, board, color, komi, done, seconds, owner_counts, promotions) -> SearchResult:
         size = int(board.info[SIZE])
         moves = self.root_moves()
         total = owner_counts.sum(axis=0)
@@ -269,8 +288,10 @@ class Search:
             move, winrate = PASS, 0.5
         else:
             best = playable[0]
-            move, winrate = best.loc, best.winrate
             cfg = self.cfg
+            if best.loc == PASS and cfg.pass_check and own is not None:
+                best = checked_pass(board, komi, own, playable)
+            move, winrate = best.loc, best.winrate
             if (
                 cfg.resign > 0
                 and self.tree.visits[self.root] >= cfg.resign_min_sims

@@ -79,7 +79,7 @@ class MMConfig(ModelConfig):
         mm.cpp's own threshold: with the default order it ends as converged as
         mm.cpp's run (on 300 games -2.93829 after 26 sweeps against mm.cpp's
         -2.93841; docs/results.md, issue 14).
-    schedule: "cyclic" or "greedy" (see gomove.train.mm).
+    schedule: "cyclic" or "greedy" (see gomove.train.mm_loop).
     order: the order of a cyclic sweep and of greedy's first round: "size",
         the groups with most gammas first (shapes first: on 300 games cyclic
         MM then reaches mm.cpp's final log-posterior in 25 sweeps instead of
@@ -90,7 +90,7 @@ class MMConfig(ModelConfig):
     flat: the flat layout and cached team strengths (~10 bytes per candidate,
         ~10x faster than streaming the shards).
     team_dtype: "float32" or "float64", the cached team strengths of the CPU
-        engine (gomove.train.mm_flat.NumbaMM); sums are float64 either way.
+        engine (gomove.train.mm_numba.NumbaMM); sums are float64 either way.
     """
 
     name: str = "mm"

@@ -3,7 +3,7 @@
 The padded path (gomove.data.loader.BatchLoader) pads every batch to
 [B, M, G]; here every candidate of every position is held once, back to back,
 no padding, read once from a dataset's shards. Three engines train over it:
-MM's numba and torch passes (gomove.train.mm_flat), the SGD steps of FBT and
+MM's numba and torch passes (gomove.train.mm_numba, mm_flat), the SGD steps of FBT and
 LFR (gomove.train.fbt_flat) and the rankers (gomove.train.rankers).
 
 Arrays (C candidates, P positions; the feature groups split by width, each

@@ -7,7 +7,7 @@ shift) & mask`` (``field_level``; with bytes3 the word is array[c, column:column
 three byte columns) of the wide levels, one code path for all. ``wide_level``
 reads the i-th wide group straight from levw.
 
-MM (see mm_flat.py): team strengths are kept as products of gammas
+MM (see mm_numba.py): team strengths are kept as products of gammas
 (``team[c]``, float32 or float64), not logs: an update of one group multiplies
 each candidate by that group's gamma ratio, and a pass needs no exp at all.
 Sums are float64. Positions are split into chunks handled in parallel, each

@@ -2,7 +2,7 @@
 
 Terms:
 - train state: a trainer's own dict of everything its loop carries
-  (gomove.train.mm: log-gammas, iteration, history, the greedy schedule's
+  (gomove.train.mm_loop: log-gammas, iteration, history, the greedy schedule's
   gains, the statistics of the next update, the trail of updates;
   gomove.train.sgd: parameters, optimizer and RNG states, epoch, history),
   written whole by one atomic rename (gomove.atomic), so a kill at any moment

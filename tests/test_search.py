@@ -22,7 +22,7 @@ from board_ascii import board_from
 from sgfmill import boards
 
 from gomove.board.board import BLACK, WHITE, new_board
-from gomove.board.coords import PASS, from_loc, gtp_to_loc
+from gomove.board.coords import PASS, from_loc, gtp_to_loc, to_loc
 from gomove.board.playout import area_score, area_score_judged, new_rng
 from gomove.board.replay import play_moves
 from gomove.cli.predict import parse_moves
@@ -207,7 +207,7 @@ def test_prior_virtual_wins(eqex):
 
 # --- passing: the board as it stands against the board without its dead stones --------
 
-LOCS9 = np.array([(r + 1) * 11 + c + 1 for r in range(9) for c in range(9)])
+LOCS9 = to_loc(*np.divmod(np.arange(81), 9), 9)  # every point, [row, col] order
 SPOILED = "\n".join(["O . . . X O . . ."] + [". . . . X O . . ."] * 8)  # white A9 is dead
 
 

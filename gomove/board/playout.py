@@ -54,7 +54,7 @@ from gomove.board.board import (
     play,
     play_arrays,
 )
-from gomove.board.coords import PASS
+from gomove.board.coords import PASS, to_loc
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -140,9 +140,7 @@ def area_score_judged(b: Board, komi: float, own: np.ndarray) -> float:
     point, float[size, size] in [row, col] order, from playouts) gives to the other
     colour: the dead stones a referee removes before counting."""
     size = int(b.info[SIZE])
-    w = int(b.info[W])
-    rows, cols = np.divmod(np.arange(size * size), size)
-    locs = (rows + 1) * w + cols + 1
+    locs = to_loc(*np.divmod(np.arange(size * size), size), size)
     colour = b.color[locs]
     sign = np.where(colour == BLACK, 1.0, np.where(colour == WHITE, -1.0, 0.0))
     judged = copy_board(b)

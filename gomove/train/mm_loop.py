@@ -265,16 +265,16 @@ def _save(
     checkpoint.save(
         {
             "iter": it,
-            "log_gamma": log_gamma.copy(),
-            "wins": stats.wins.copy(),
-            "denom": stats.denom.copy(),
+            "log_gamma": log_gamma,
+            "wins": stats.wins,
+            "denom": stats.denom,
             "log_likelihood": stats.log_likelihood,
             "n_positions": stats.n_positions,
             "log_posterior": lp,
             "gains": gains,
             "prev_gains": prev_gains,
             "history": history,
-            "trail": list(trail),
+            "trail": trail,
         }
     )
 

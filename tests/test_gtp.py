@@ -18,6 +18,7 @@ import random
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -272,6 +273,45 @@ def test_match_against_gnugo(runs, tmp_path):
     for r in results:
         if r.how == "score":
             assert r.referee_score[:2] in ("B+", "W+") or r.referee_score == "0"
+
+
+@pytest.mark.skipif(find_program("gnugo") is None, reason="GNU Go is not installed")
+def test_check_resignations_flags_a_resigned_win(tmp_path):
+    """scripts/check_resignations.py: White walls off rows 2-4 of a 5x5 board and
+    owns it all; a resignation by Black is right, one by White is flagged."""
+    row = tmp_path / "row"
+    row.mkdir()
+    (row / "match.json").write_text(json.dumps({"size": 5, "komi": 0.5, "games": 2}))
+    moves = [m for c in "ABCDE" for r in "234" for m in ("B PASS", f"W {c}{r}")]
+    lines = [
+        json.dumps(
+            {
+                "index": i,
+                "gomove_color": colour,
+                "winner": "BW"[colour == "B"],
+                "gomove_won": False,
+                "how": "resign",
+                "referee_score": "",
+                "gomove_score": "",
+                "agreed": True,
+                "moves": moves,
+            }
+        )
+        for i, colour in enumerate("BW")
+    ]
+    (row / "results.jsonl").write_text("\n".join(lines) + "\n")
+    script = Path(__file__).resolve().parents[1] / "scripts" / "check_resignations.py"
+    out = subprocess.run(
+        [sys.executable, str(script), str(row), "--level", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.splitlines()
+    games = {line.split()[0]: line for line in out[:2]}
+    assert "W+25.5" in games["0"] and "RESIGNED_A_WIN" not in games["0"]
+    assert "W+25.5" in games["1"] and games["1"].endswith("RESIGNED_A_WIN")
+    assert out[2].startswith("2 resignations, 1 of them")
 
 
 def test_fuzz_gtp_process():

@@ -19,22 +19,27 @@ import statistics
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from gomove.play.match import GameResult, GtpClient, find_program, read_results, score_winner
+from gomove.play.match import (
+    MAX_MOVES_PER_POINT,
+    GameResult,
+    GtpClient,
+    find_program,
+    read_results,
+    score_winner,
+)
 
 
 def play_out(gnugo: str, result: GameResult, size: int, komi: float, level: int) -> tuple[str, str]:
     """(estimate at the resignation, final score after GNU Go plays both sides out)."""
     client = GtpClient([gnugo, "--mode", "gtp", "--level", str(level), "--chinese-rules"])
     try:
-        client.must(f"boardsize {size}")
-        client.must("clear_board")
-        client.must(f"komi {komi}")
+        client.new_game(size, komi)
         for move in result.moves:
             client.must(f"play {move}")
         estimate = client.must("estimate_score")
         color = "W" if result.moves and result.moves[-1].startswith("B") else "B"
         passes = 0
-        for _ in range(3 * size * size):
+        for _ in range(MAX_MOVES_PER_POINT * size * size):
             reply = client.must(f"genmove {color}").upper()
             if reply == "RESIGN":
                 break
@@ -71,9 +76,10 @@ def main() -> None:
     margins, wrong = [], 0
     with ThreadPoolExecutor(args.workers) as pool:
         for r, estimate, final in pool.map(check, resigned):
-            won = score_winner(final) == r.gomove_color
+            winner = score_winner(final)
+            won = winner == r.gomove_color
             wrong += won
-            if score_winner(final) in "BW":
+            if winner in "BW":
                 margins.append(float(final[2:]))
             flag = "RESIGNED_A_WIN" if won else ""
             print(r.index, r.gomove_color, len(r.moves), estimate, final, flag, flush=True)

@@ -67,6 +67,12 @@ class GtpClient:
         ok = head.startswith("=")
         return ok, text[1:].lstrip("0123456789").strip()
 
+    def new_game(self, size: int, komi: float) -> None:
+        """An empty board of size with komi."""
+        self.must(f"boardsize {size}")
+        self.must("clear_board")
+        self.must(f"komi {komi}")
+
     def must(self, line: str) -> str:
         ok, text = self.send(line)
         if not ok:
@@ -119,9 +125,7 @@ def play_game(
     """One game; gomove is black in even games."""
     gomove_color = "B" if index % 2 == 0 else "W"
     for e in (gomove, opponent):
-        e.must(f"boardsize {size}")
-        e.must("clear_board")
-        e.must(f"komi {komi}")
+        e.new_game(size, komi)
     engines = {"B": gomove, "W": opponent} if gomove_color == "B" else {"B": opponent, "W": gomove}
     other = {"B": "W", "W": "B"}
     moves: list[str] = []

@@ -19,6 +19,7 @@ from gomove.board.board import Board
 from gomove.board.playout import run_playouts
 from gomove.features.light_gammas import LightGammas
 from gomove.play.pattern.playout import PatternPlayer
+from gomove.play.pattern.replies import no_replies
 from gomove.play.pattern.tables import PolicyTables, build_tables
 from gomove.train.specs import load_checkpoint
 
@@ -44,10 +45,12 @@ class PatternPolicy(LightGammas):
             self._tables = build_tables(self)
         return self._tables
 
-    def player(self, check: bool = False) -> PatternPlayer:
+    def player(self, check: bool = False, replies: np.ndarray | None = None) -> PatternPlayer:
         """This policy for the playout driver; with check, errors[0] counts the mismatches
-        of the incremental state (gomove.play.pattern.check)."""
-        return PatternPlayer(self.tables(), check, np.zeros(1, np.int64))
+        of the incremental state (gomove.play.pattern.check); replies: a table of last
+        good replies the playouts answer by (gomove.play.pattern.replies; None: off)."""
+        replies = no_replies() if replies is None else replies
+        return PatternPlayer(self.tables(), check, np.zeros(1, np.int64), replies)
 
     def run_playouts(
         self,

@@ -37,6 +37,7 @@ from gomove.play.pattern.draw import (
     self_atari_scale,
     uniform01,
 )
+from gomove.play.pattern.replies import playable_reply
 from gomove.play.pattern.state import (
     PatternState,
     copy_state,
@@ -53,6 +54,7 @@ class PatternPlayer(NamedTuple):
     tables: PolicyTables
     check: bool
     errors: np.ndarray  # int64[1]
+    replies: np.ndarray  # int32[2, L] or [2, 0]: last good replies (pattern.replies)
 
 
 @njit(cache=True, _nrt=False)
@@ -66,9 +68,11 @@ def play_moves(
     moves_out: np.ndarray,
     check: bool,
     errors: np.ndarray,
+    replies: np.ndarray,
 ) -> int:
     """The move loop of a pattern-policy game on b, s holding b's base gammas;
-    returns the number of moves played.
+    returns the number of moves played. A move answers the previous one by its
+    playable last good reply when replies holds one, else it is drawn.
 
     Compiled without numba's reference counting (it allocates nothing, and
     its caller holds every array): counting references at every read of a
@@ -86,30 +90,32 @@ def play_moves(
         ci = color - 1
         last = info[LAST]
         ko = info[KO]
-        gen += 1
-        na = new_atari_heads(bc, head, libs, w, color, last)
-        last_head = last_string(bc, head, color, last)
-        nh, ncont = collect_hot(b, color, last, ko, gen, na, s, t)
-        hot_total = hot_gammas(b, color, ko, nh, ncont, na, last_head, s, t)
-        if check:
-            s.gen[0] = gen
-            errors[0] += check_gammas(b, color, last, ko, t, s, nh, hot_total)
-        base_total = 0.0
-        for r in range(size):
-            base_total += rows[ci, r]
-        move = PASS
-        drawn = False
-        for _ in range(MAX_TRIES):
-            move = propose(size, w, ci, s, nh, hot_total, base_total, rng)
-            if move == PASS:
-                drawn = True
-                break
-            acc = acceptance(b, move, color, gen, s, t, sa_yes, sa_no)
-            if acc >= 1.0 or uniform01(rng) < acc:
-                drawn = True
-                break
-        if not drawn:
-            move = draw_exact(b, color, last, ko, t, rng)
+        move = playable_reply(replies, bc, head, libs, info, w, color, last)
+        if move < 0:
+            gen += 1
+            na = new_atari_heads(bc, head, libs, w, color, last)
+            last_head = last_string(bc, head, color, last)
+            nh, ncont = collect_hot(b, color, last, ko, gen, na, s, t)
+            hot_total = hot_gammas(b, color, ko, nh, ncont, na, last_head, s, t)
+            if check:
+                s.gen[0] = gen
+                errors[0] += check_gammas(b, color, last, ko, t, s, nh, hot_total)
+            base_total = 0.0
+            for r in range(size):
+                base_total += rows[ci, r]
+            move = PASS
+            drawn = False
+            for _ in range(MAX_TRIES):
+                move = propose(size, w, ci, s, nh, hot_total, base_total, rng)
+                if move == PASS:
+                    drawn = True
+                    break
+                acc = acceptance(b, move, color, gen, s, t, sa_yes, sa_no)
+                if acc >= 1.0 or uniform01(rng) < acc:
+                    drawn = True
+                    break
+            if not drawn:
+                move = draw_exact(b, color, last, ko, t, rng)
         if move == PASS:
             passes += 1
             play_arrays(bc, head, nxt, libs, nstones, bmark, info, zhash, hist, PASS, color)
@@ -158,7 +164,16 @@ def _pattern_moves(policy, state, b, color, rng, max_moves, moves_out):
         def impl(policy, state, b, color, rng, max_moves, moves_out):
             s, _ = state
             return play_moves(
-                b, color, rng, max_moves, policy.tables, s, moves_out, policy.check, policy.errors
+                b,
+                color,
+                rng,
+                max_moves,
+                policy.tables,
+                s,
+                moves_out,
+                policy.check,
+                policy.errors,
+                policy.replies,
             )
 
         return impl

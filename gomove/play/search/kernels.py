@@ -10,7 +10,8 @@ with as many visits as the board has points waits for the full model's
 ranking, which only Python can compute: the loop returns with the node in
 ``info[PENDING]`` and its position copied out), or play the game out with the
 policy; score it by area with komi, count the owners, and back the result up
-the path (and into the AMAF statistics of the path's children).
+the path (and into the AMAF statistics of the path's children and, when on,
+into the playouts' last good replies).
 Two passes in a row in the tree end the game there: it is scored as it stands.
 """
 
@@ -31,6 +32,7 @@ from gomove.board.playout import (
     restore_board,
     restore_position,
 )
+from gomove.play.pattern.replies import learn_replies
 from gomove.play.search.tree import N_NODES, PENDING, Tree, add_children, open_count
 
 # params slots (float64): the switches of SearchConfig the loop reads
@@ -137,6 +139,7 @@ def simulate(
     rng: np.ndarray,
     owner_counts: np.ndarray,
     pending_board: Board,
+    replies: np.ndarray,
 ) -> int:
     """Run up to n_sims simulations from root (its position root_board, root_color to
     move, after root_passes consecutive passes); returns the number completed, fewer
@@ -144,6 +147,8 @@ def simulate(
 
     state: policy_state(policy, root_board). owner_counts: int64[3, size*size], +1 per
     simulation at [final owner, point]. scratch: a board of root_board's shape.
+    replies: the last good replies the simulations learn into (pattern.replies;
+    shape [2, 0]: none).
     """
     size = root_board.info[SIZE]
     npts = size * size
@@ -212,6 +217,7 @@ def simulate(
         for pt in range(npts):
             owner_counts[owner[pt], pt] += 1
         black = 1.0 if score > 0 else (0.5 if score == 0 else 0.0)
+        learn_replies(replies, seq, n_seq, root_color, black)
         for d in range(depth + 1):
             n = path[d]
             t.visits[n] += 1

@@ -8,6 +8,8 @@ Terms:
   resumes (gomove.play.search.kernels).
 - reuse: ``advance(loc)`` after each move played keeps the subtree below it;
   a search of any other position starts a fresh tree.
+- replies (``SearchConfig.lgr``): the playouts' last good replies, learned by
+  every simulation and kept from move to move until ``clear()``.
 - result: the most visited root move (robust child), ``resign`` when its win
   rate is below ``resign``; win rates are for the colour to move at the root.
 """
@@ -29,6 +31,7 @@ from gomove.board.playout import (
     new_rng,
     start_state,
 )
+from gomove.play.pattern.replies import new_replies, no_replies
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig
@@ -117,7 +120,9 @@ class Search:
             raise ValueError("progressive widening needs the full model (model.pt); or pw=false")
         self.cfg = cfg
         self.predictor = predictor
+        self.policy = policy
         self.player = policy.player() if cfg.playouts == "pattern" else UNIFORM
+        self.replies = no_replies()  # sized to the board at the first search (cfg.lgr)
         self.tree: Tree = new_tree(cfg.capacity)
         self.rng = new_rng(cfg.seed)
         self.root = -1  # no tree yet
@@ -127,6 +132,11 @@ class Search:
     # the tree between searches
 
     def clear(self) -> None:
+        """A new game or another position: drop the tree and the learned replies."""
+        self._drop_tree()
+        self.replies.fill(-1)
+
+    def _drop_tree(self) -> None:
         self.root = -1
         self.root_key = None
 
@@ -134,12 +144,12 @@ class Search:
         """The move loc was played from the root position: keep its subtree when there is one."""
         t, r = self.tree, self.root
         if r < 0 or not self.cfg.reuse or t.first[r] < 0:
-            self.clear()
+            self._drop_tree()
             return
         f = int(t.first[r])
         hit = np.nonzero(t.move[f : f + t.nchild[r]] == loc)[0]
         if len(hit) == 0 or t.first[f + hit[0]] < 0:
-            self.clear()
+            self._drop_tree()
             return
         self.root = int(f + hit[0])
         t.parent[self.root] = -1
@@ -171,6 +181,14 @@ class Search:
         out = np.empty(size * size + 1, np.int64)
         n = tree_moves(board, color, True, out)
         return out[:n], np.full(n, 1.0 / n), False
+
+    def _prepare_replies(self, board: Board) -> None:
+        """With cfg.lgr, a table of replies for this board's size (a new one, and a
+        player that reads it, when the size changes)."""
+        n = board.color.shape[0]
+        if self.cfg.lgr and self.replies.shape[1] != n:
+            self.replies = new_replies(n)
+            self.player = self.policy.player(replies=self.replies)
 
     def _prepare_root(self, board: Board, color: int) -> None:
         t = self.tree
@@ -210,6 +228,7 @@ class Search:
         seconds = cfg.seconds if seconds is None and sims is None else seconds
         size = int(board.info[SIZE])
         start = time.perf_counter()
+        self._prepare_replies(board)
         self._prepare_root(board, color)
         t = self.tree
         params = self._params(size)
@@ -228,6 +247,7 @@ class Search:
             done += simulate(
                 t, self.root, board, int(color), int(passes), float(komi), int(want), params,
                 self.schedule, self.player, state, scratch, self.rng, owner_counts, pending,
+                self.replies,
             )  # fmt: skip
             node = int(t.info[PENDING])
             if node >= 0:

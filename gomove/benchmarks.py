@@ -527,6 +527,8 @@ SEARCH_ROWS = {
     "uniform": dict(playouts="uniform", pw=False),
     "pattern": dict(playouts="pattern", pw=False),
     "pattern+pw": dict(playouts="pattern", pw=True),
+    "pattern+pw+lgr": dict(playouts="pattern", pw=True, lgr=1),
+    "pattern+pw+lgr2": dict(playouts="pattern", pw=True, lgr=2),
 }
 
 

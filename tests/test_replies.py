@@ -1,4 +1,4 @@
-"""Last good replies (gomove.play.pattern.replies) in the playouts and the search.
+"""Last good replies (gomove.play.pattern.replies, LGRF-1 and -2) in playouts and search.
 
 - learning equals a plain dictionary version of Baier and Drake's rule, on
   random simulations;
@@ -28,57 +28,80 @@ from gomove.play.search.search import Search
 
 
 def learn_reference(table: dict, seq: list[int], first_color: int, black: float) -> None:
+    """Baier and Drake's rule on a dict: (colour, previous moves) -> reply."""
     if black == 0.5:
         return
     winner = BLACK if black > 0.5 else WHITE
     for j in range(1, len(seq)):
         color = first_color if j % 2 == 0 else 3 - first_color
-        prev, move = seq[j - 1], seq[j]
-        if prev == PASS or move == PASS:
-            continue
-        if color == winner:
-            table[color, prev] = move
-        elif table.get((color, prev)) == move:
-            del table[color, prev]
+        move = seq[j]
+        keys = [(color, seq[j - 1])]
+        if j >= 2:
+            keys.append((color, seq[j - 2], seq[j - 1]))
+        for key in keys:
+            if PASS in key[1:] or move == PASS:
+                continue
+            if color == winner:
+                table[key] = move
+            elif table.get(key) == move:
+                del table[key]
 
 
-def test_learning_equals_the_rule():
-    rnd = random.Random(0)
+def table_of(table: dict, n: int, order: int) -> np.ndarray:
+    out = new_replies(n, order)
+    for key, move in table.items():
+        if len(key) == 2:
+            out[key[0] - 1, key[1]] = move
+        elif order == 2:
+            out[key[0] - 1, n + key[1] * n + key[2]] = move
+    return out
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_learning_equals_the_rule(order):
+    rnd = random.Random(order)
     n = new_board(5).color.shape[0]
     points = [gtp_to_loc(f"{c}{r}", 5) for c in "ABCDE" for r in range(1, 6)]
-    replies, table = new_replies(n), {}
+    replies, table = new_replies(n, order), {}
     for _ in range(400):
         # few points, so replies are overwritten and forgotten often
         seq = [rnd.choice(points[:6] + [PASS]) for _ in range(rnd.randrange(0, 12))]
         first, black = rnd.choice((BLACK, WHITE)), rnd.choice((0.0, 1.0, 1.0, 0.5))
-        learn_replies(replies, np.array(seq, np.int64), len(seq), first, black)
+        learn_replies(replies, np.array(seq, np.int64), len(seq), first, black, n)
         learn_reference(table, seq, first, black)
-        expect = np.full_like(replies, -1)
-        for (c, prev), move in table.items():
-            expect[c - 1, prev] = move
-        assert np.array_equal(replies, expect)
-    assert (replies >= 0).sum() > 0
+        assert np.array_equal(replies, table_of(table, n, order))
+    assert (replies[:, :n] >= 0).any()
+    if order == 2:
+        assert (replies[:, n:] >= 0).any()
 
 
 def test_learning_is_off_without_a_table():
     replies = no_replies()
-    learn_replies(replies, np.array([10, 11, 12], np.int64), 3, BLACK, 1.0)
+    learn_replies(replies, np.array([10, 11, 12], np.int64), 3, BLACK, 1.0, 49)
     assert replies.shape == (2, 0)
+    with pytest.raises(ValueError, match="order"):
+        new_replies(49, 3)
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_playouts_answer_by_playable_replies(seed):
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("seed", range(6))
+def test_playouts_answer_by_playable_replies(seed, order):
     size = 9
     start = new_board(size)
     play(start, gtp_to_loc("E5", size), BLACK)
     n = start.color.shape[0]
     rs = np.random.default_rng(seed)
     points = np.array([gtp_to_loc(f"{c}{r}", size) for c in "ABCDEFGHJ" for r in range(1, 10)])
-    replies = new_replies(n)
-    # a reply for most points; many are taken or illegal when their turn comes
+    replies = new_replies(n, order)
+    # a reply for most points (and, order 2, most pairs); many are taken or illegal
+    # when their turn comes
     has = rs.random((2, len(points))) < 0.8
     for c in range(2):
         replies[c, points[has[c]]] = rs.choice(points, has[c].sum())
+        if order == 2:
+            pairs = (n + points[:, None] * n + points[None, :]).ravel()
+            has2 = rs.random(len(pairs)) < 0.5
+            replies[c, pairs[has2]] = rs.choice(points, has2.sum())
     before = replies.copy()
     policy = PatternPolicy.neutral()
     player = policy.player(check=True, replies=replies)
@@ -91,30 +114,38 @@ def test_playouts_answer_by_playable_replies(seed):
     moves = moves_out[: int(b.info[NMOVES] - start.info[NMOVES])].tolist()
     assert int(player.errors[0]) == 0, "incremental gammas differ after reply moves"
     check_replay(start, WHITE, moves, b)
-    # replay: each move after a point move is its stored reply exactly when that is playable
-    r, color, prev, answered = copy_board(start), WHITE, gtp_to_loc("E5", size), 0
+    # replay: each move after a point move is the first playable of its stored replies
+    # (to the last two moves, then to the last one), else drawn
+    r, color, answered = copy_board(start), WHITE, 0
+    prev2, prev = PASS, gtp_to_loc("E5", size)
     for move in moves:
-        stored = int(replies[color - 1, prev]) if prev != PASS else -1
-        playable = (
-            stored >= 0
-            and is_legal(r, stored, color)
-            and not ref.oracle_is_eye(r.color, stored, color, size)
-        )
+        stored = []
+        if order == 2 and prev != PASS and prev2 != PASS:
+            stored.append(int(replies[color - 1, n + prev2 * n + prev]))
+        if prev != PASS:
+            stored.append(int(replies[color - 1, prev]))
+        playable = [
+            x
+            for x in stored
+            if x >= 0 and is_legal(r, x, color) and not ref.oracle_is_eye(r.color, x, color, size)
+        ]
         if playable:
-            assert move == stored
+            assert move == playable[0]
             answered += 1
         play(r, move, color)
-        prev, color = move, 3 - color
+        prev2, prev, color = prev, move, 3 - color
     assert answered > 0
     assert np.array_equal(replies, before)  # playouts read the table, the search writes it
 
 
-def test_search_learns_keeps_and_forgets_replies(capture_model):
-    cfg = SearchConfig(playouts="pattern", pw=False, lgr=True, sims=300, resign=0)
+@pytest.mark.parametrize("order", [1, 2])
+def test_search_learns_keeps_and_forgets_replies(capture_model, order):
+    cfg = SearchConfig(playouts="pattern", pw=False, lgr=order, sims=300, resign=0)
     s = Search(cfg, PatternPolicy.neutral(), capture_model)
     board = new_board(7)
     res = s.run(board, BLACK, 7.5)
-    assert s.replies.shape == (2, board.color.shape[0])
+    n = board.color.shape[0]
+    assert s.replies.shape == (2, n if order == 1 else n + n * n)
     learned = int((s.replies >= 0).sum())
     assert learned > 0
     play(board, res.move, BLACK)
@@ -125,9 +156,12 @@ def test_search_learns_keeps_and_forgets_replies(capture_model):
     assert int((s.replies >= 0).sum()) == 0
     # another board size: a table of that size
     s.run(new_board(9), BLACK, 7.5, sims=50)
-    assert s.replies.shape == (2, new_board(9).color.shape[0])
+    n = new_board(9).color.shape[0]
+    assert s.replies.shape == (2, n if order == 1 else n + n * n)
 
 
 def test_lgr_needs_pattern_playouts():
     with pytest.raises(ValueError, match="lgr"):
-        SearchConfig(playouts="uniform", pw=False, lgr=True).validate()
+        SearchConfig(playouts="uniform", pw=False, lgr=1).validate()
+    with pytest.raises(ValueError, match="lgr"):
+        SearchConfig(lgr=3).validate()

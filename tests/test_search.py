@@ -92,7 +92,7 @@ def sgfmill_check(board: boards.Board, color: int, loc: int, size: int) -> None:
     dict(playouts="uniform", pw=False, rave=False),
     dict(playouts="pattern", pw=False, rave=True),
     dict(playouts="pattern", pw=True, rave=True),
-    dict(playouts="pattern", pw=True, rave=True, lgr=True),
+    dict(playouts="pattern", pw=True, rave=True, lgr=2),
 ])  # fmt: skip
 def test_never_illegal(capture_model, config):
     size = 7

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from gomove.board.board import KO, LAST, SIZE, Board, W, play_arrays
+from gomove.board.board import KO, LAST, LAST2, SIZE, Board, W, play_arrays
 from gomove.board.coords import PASS
 from gomove.board.playout import (
     is_policy,
@@ -90,7 +90,7 @@ def play_moves(
         ci = color - 1
         last = info[LAST]
         ko = info[KO]
-        move = playable_reply(replies, bc, head, libs, info, w, color, last)
+        move = playable_reply(replies, bc, head, libs, info, w, color, last, info[LAST2])
         if move < 0:
             gen += 1
             na = new_atari_heads(bc, head, libs, w, color, last)

@@ -24,8 +24,9 @@ class SearchConfig:
     rave: AMAF values in the selection (Gelly and Silver), weight by rave_k.
     c_uct: UCB1's exploration constant; fpu: the value of an unvisited child.
     lgr: the pattern playouts answer the previous move by its last good reply, learned
-      from the search's simulations and forgotten when it loses (Baier and Drake's
-      LGRF-1, gomove.play.pattern.replies); kept through a game.
+      from the search's simulations and forgotten when it loses (Baier and Drake,
+      gomove.play.pattern.replies), kept through a game: 0 off, 1 replies to the
+      last move (LGRF-1), 2 to the last two moves first (LGRF-2).
     prior_eqex: a ranked node's children start with prior_eqex x sqrt(p / p_best)
       virtual wins from the full model's probabilities (0: off).
     sims / seconds: the budget of one search (whichever ends first; None: unused).
@@ -51,7 +52,7 @@ class SearchConfig:
     c_uct: float = 0.2
     fpu: float = 1.1
     prior_eqex: float = 0.0
-    lgr: bool = False
+    lgr: int = 0
     expand_at: int = 2
     sims: int | None = 5000
     seconds: float | None = None
@@ -66,6 +67,8 @@ class SearchConfig:
     def validate(self) -> None:
         if self.playouts not in PLAYOUTS:
             raise ValueError(f"playouts must be one of {PLAYOUTS}, not {self.playouts!r}")
+        if self.lgr not in (0, 1, 2):
+            raise ValueError(f"lgr must be 0, 1 or 2, not {self.lgr!r}")
         if self.lgr and self.playouts != "pattern":
             raise ValueError("lgr (last good replies) needs playouts=pattern")
         if self.pw_count not in PW_COUNTS:

@@ -217,7 +217,7 @@ def simulate(
         for pt in range(npts):
             owner_counts[owner[pt], pt] += 1
         black = 1.0 if score > 0 else (0.5 if score == 0 else 0.0)
-        learn_replies(replies, seq, n_seq, root_color, black)
+        learn_replies(replies, seq, n_seq, root_color, black, root_board.color.shape[0])
         for d in range(depth + 1):
             n = path[d]
             t.visits[n] += 1

@@ -186,8 +186,9 @@ class Search:
         """With cfg.lgr, a table of replies for this board's size (a new one, and a
         player that reads it, when the size changes)."""
         n = board.color.shape[0]
-        if self.cfg.lgr and self.replies.shape[1] != n:
-            self.replies = new_replies(n)
+        width = n if self.cfg.lgr == 1 else n * (1 + n)
+        if self.cfg.lgr and self.replies.shape[1] != width:
+            self.replies = new_replies(n, int(self.cfg.lgr))
             self.player = self.policy.player(replies=self.replies)
 
     def _prepare_root(self, board: Board, color: int) -> None:

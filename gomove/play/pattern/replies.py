@@ -39,13 +39,17 @@ def no_replies() -> np.ndarray:
     return np.full((2, 0), -1, np.int32)
 
 
-def new_replies(board_len: int, order: int = 1) -> np.ndarray:
-    """An empty table of the given order (1 or 2) for boards of board_len points
-    (Board.color's length)."""
+def replies_width(board_len: int, order: int) -> int:
+    """A table's width for boards of board_len points (Board.color's length) and the
+    order (1 or 2): the order is read back from it."""
     if order not in (1, 2):
         raise ValueError(f"last good replies of order 1 or 2, not {order}")
-    width = board_len if order == 1 else board_len * (1 + board_len)
-    return np.full((2, width), -1, np.int32)
+    return board_len if order == 1 else board_len * (1 + board_len)
+
+
+def new_replies(board_len: int, order: int = 1) -> np.ndarray:
+    """An empty table of the given order (1 or 2) for boards of board_len points."""
+    return np.full((2, replies_width(board_len, order)), -1, np.int32)
 
 
 @njit(cache=True, inline="always")

@@ -31,7 +31,7 @@ from gomove.board.playout import (
     new_rng,
     start_state,
 )
-from gomove.play.pattern.replies import new_replies, no_replies
+from gomove.play.pattern.replies import new_replies, no_replies, replies_width
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig
@@ -185,10 +185,11 @@ class Search:
     def _prepare_replies(self, board: Board) -> None:
         """With cfg.lgr, a table of replies for this board's size (a new one, and a
         player that reads it, when the size changes)."""
-        n = board.color.shape[0]
-        width = n if self.cfg.lgr == 1 else n * (1 + n)
-        if self.cfg.lgr and self.replies.shape[1] != width:
-            self.replies = new_replies(n, int(self.cfg.lgr))
+        if not self.cfg.lgr:
+            return
+        n, order = board.color.shape[0], int(self.cfg.lgr)
+        if self.replies.shape[1] != replies_width(n, order):
+            self.replies = new_replies(n, order)
             self.player = self.policy.player(replies=self.replies)
 
     def _prepare_root(self, board: Board, color: int) -> None:

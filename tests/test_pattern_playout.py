@@ -419,6 +419,31 @@ def test_run_playouts_counts_and_board_unchanged():
         POLICIES["random"].run_playouts(start, 3, 7.5, 1, 0)
 
 
+@pytest.mark.parametrize("power", [0.0, 0.5, 1.5])
+def test_tempered_policy_raises_every_move_gamma_to_the_power(power):
+    """A move's gamma is a product of group gammas, so tempering every group
+    gives each move its gamma to the power (0: the neutral policy), on a
+    position with extensions, a capture, self-ataris and contiguous points."""
+    start = board_from(FIRST, WHITE)
+    play(start, loc_of("E4", 7), WHITE)
+    policy = POLICIES["self-atari 8"]
+    tempered = policy.tempered(power)
+    assert isinstance(tempered, PatternPolicy) and tempered.tables() is not policy.tables()
+    last, ko = int(start.info[LAST]), int(start.info[KO])
+    points = ref.board_points(7)
+    for color in (BLACK, WHITE):
+        before = np.array([policy_gamma(start, p, color, last, ko, policy.tables()) for p in points])
+        after = np.array([policy_gamma(start, p, color, last, ko, tempered.tables()) for p in points])
+        assert (before > 0).sum() > 20
+        np.testing.assert_allclose(after, before**power * (before > 0), rtol=1e-12)
+    neutral = PatternPolicy.neutral()
+    if power == 0.0:
+        for name in ("pattern", "capture", "extension", "self_atari", "contiguity", "pass_"):
+            assert np.array_equal(getattr(tempered, name), getattr(neutral, name))
+    with pytest.raises(ValueError, match="power"):
+        policy.tempered(-1.0)
+
+
 # --- the policy file -------------------------------------------------------------------
 
 

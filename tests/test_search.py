@@ -176,6 +176,18 @@ def test_config_errors(capture_model):
         SearchConfig(promote_at=0).validate()
     with pytest.raises(ValueError, match="prior_eqex"):
         SearchConfig(prior_eqex=-1).validate()
+    with pytest.raises(ValueError, match="playout_power"):
+        SearchConfig(playout_power=-0.5).validate()
+
+
+def test_playout_power_tempers_the_playouts_policy():
+    policy = replace(PatternPolicy.neutral(), contiguity=np.array([1.0, 9.0]))
+    same = Search(SearchConfig(pw=False, sims=50), policy)
+    assert same.policy is policy
+    s = Search(SearchConfig(pw=False, sims=50, playout_power=0.5), policy)
+    assert s.player.tables.contiguity.tolist() == [1.0, 3.0]
+    assert policy.contiguity.tolist() == [1.0, 9.0]  # the caller's policy is unchanged
+    assert s.run(new_board(7), BLACK, 7.5).sims == 50
 
 
 def test_seconds_budget():

@@ -14,6 +14,7 @@ so that training can write it without knowing about playouts.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,20 @@ class LightGammas:
     def of(self, group: str) -> np.ndarray:
         """The gammas of one of LEVEL_GROUPS by level, [0] (absent) = 1."""
         return self.pass_ if group == "pass" else getattr(self, group)
+
+    def tempered(self, power: float) -> LightGammas:
+        """Every gamma raised to power: a move's gamma, a product, is raised with them.
+
+        Below 1 flattens the policy, above 1 sharpens it, 0 is neutral(): the gammas
+        MM learns predict expert moves, which is not the same as balanced playouts.
+        """
+        if not power >= 0:
+            raise ValueError(f"the power of the playout gammas must be >= 0, not {power}")
+        return dataclasses.replace(
+            self,
+            pattern=self.pattern**power,
+            **{("pass_" if g == "pass" else g): self.of(g) ** power for g in LEVEL_GROUPS},
+        )
 
     @classmethod
     def neutral(cls) -> LightGammas:

@@ -27,6 +27,8 @@ class SearchConfig:
       from the search's simulations and forgotten when it loses (Baier and Drake,
       gomove.play.pattern.replies), kept through a game: 0 off, 1 replies to the
       last move (LGRF-1), 2 to the last two moves first (LGRF-2).
+    playout_power: every gamma of the playout policy raised to this power
+      (LightGammas.tempered; 1: the policy as learned, below 1 flatter, above sharper).
     prior_eqex: a ranked node's children start with prior_eqex x sqrt(p / p_best)
       virtual wins from the full model's probabilities (0: off).
     sims / seconds: the budget of one search (whichever ends first; None: unused).
@@ -52,6 +54,7 @@ class SearchConfig:
     c_uct: float = 0.2
     fpu: float = 1.1
     prior_eqex: float = 0.0
+    playout_power: float = 1.0
     lgr: int = 0
     expand_at: int = 2
     sims: int | None = 5000
@@ -81,7 +84,16 @@ class SearchConfig:
             raise ValueError(f"promote_at must be >= 1 or None, not {self.promote_at}")
         if self.seconds is not None and self.seconds <= 0:
             raise ValueError(f"seconds must be > 0, not {self.seconds}")
-        for name in ("c_uct", "prior_eqex", "pw_base", "rave_k", "chunk", "expand_at", "capacity"):
+        for name in (
+            "c_uct",
+            "prior_eqex",
+            "playout_power",
+            "pw_base",
+            "rave_k",
+            "chunk",
+            "expand_at",
+            "capacity",
+        ):
             if getattr(self, name) is None or getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
         if not 0 <= self.resign < 1:

@@ -120,6 +120,8 @@ class Search:
             raise ValueError("progressive widening needs the full model (model.pt); or pw=false")
         self.cfg = cfg
         self.predictor = predictor
+        if policy is not None and cfg.playout_power != 1.0:
+            policy = policy.tempered(cfg.playout_power)
         self.policy = policy
         self.player = policy.player() if cfg.playouts == "pattern" else UNIFORM
         self.replies = no_replies()  # sized to the board at the first search (cfg.lgr)

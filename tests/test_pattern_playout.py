@@ -431,9 +431,12 @@ def test_tempered_policy_raises_every_move_gamma_to_the_power(power):
     assert isinstance(tempered, PatternPolicy) and tempered.tables() is not policy.tables()
     last, ko = int(start.info[LAST]), int(start.info[KO])
     points = ref.board_points(7)
+
+    def gammas(pol: PatternPolicy, color: int) -> np.ndarray:
+        return np.array([policy_gamma(start, p, color, last, ko, pol.tables()) for p in points])
+
     for color in (BLACK, WHITE):
-        before = np.array([policy_gamma(start, p, color, last, ko, policy.tables()) for p in points])
-        after = np.array([policy_gamma(start, p, color, last, ko, tempered.tables()) for p in points])
+        before, after = gammas(policy, color), gammas(tempered, color)
         assert (before > 0).sum() > 20
         np.testing.assert_allclose(after, before**power * (before > 0), rtol=1e-12)
     neutral = PatternPolicy.neutral()

@@ -445,6 +445,8 @@ def test_tempered_policy_raises_every_move_gamma_to_the_power(power):
             assert np.array_equal(getattr(tempered, name), getattr(neutral, name))
     with pytest.raises(ValueError, match="power"):
         policy.tempered(-1.0)
+    with pytest.raises(ValueError, match="finite"):
+        policy.tempered(1e6)
 
 
 # --- the policy file -------------------------------------------------------------------

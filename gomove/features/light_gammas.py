@@ -41,10 +41,11 @@ class LightGammas:
         want = {g: len(LIGHT_LEVELS[g]) + 1 for g in LEVEL_GROUPS}
         for g, n in want.items():
             a = np.asarray(self.of(g), dtype=np.float64)
-            if a.shape != (n,) or a[0] != 1.0 or not (a > 0).all():
-                raise ValueError(f"policy {g} gammas must be float64[{n}], positive, [0] = 1")
-        if self.pattern.shape != (N_RAW,) or not (self.pattern > 0).all():
-            raise ValueError(f"policy pattern gammas must be positive float64[{N_RAW}]")
+            if a.shape != (n,) or a[0] != 1.0 or not (np.isfinite(a) & (a > 0)).all():
+                raise ValueError(f"policy {g} gammas must be float64[{n}], finite, > 0, [0] = 1")
+        p = self.pattern
+        if p.shape != (N_RAW,) or not (np.isfinite(p) & (p > 0)).all():
+            raise ValueError(f"policy pattern gammas must be finite, > 0, float64[{N_RAW}]")
 
     def of(self, group: str) -> np.ndarray:
         """The gammas of one of LEVEL_GROUPS by level, [0] (absent) = 1."""
@@ -58,11 +59,10 @@ class LightGammas:
         """
         if not power >= 0:
             raise ValueError(f"the power of the playout gammas must be >= 0, not {power}")
-        return dataclasses.replace(
-            self,
-            pattern=self.pattern**power,
-            **{("pass_" if g == "pass" else g): self.of(g) ** power for g in LEVEL_GROUPS},
-        )
+        with np.errstate(over="ignore"):  # an overflow fails __post_init__'s finite check
+            raised = {("pass_" if g == "pass" else g): self.of(g) ** power for g in LEVEL_GROUPS}
+            pattern = self.pattern**power
+        return dataclasses.replace(self, pattern=pattern, **raised)
 
     @classmethod
     def neutral(cls) -> LightGammas:

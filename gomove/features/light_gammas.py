@@ -14,7 +14,6 @@ so that training can write it without knowing about playouts.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,9 +59,7 @@ class LightGammas:
         if not power >= 0:
             raise ValueError(f"the power of the playout gammas must be >= 0, not {power}")
         with np.errstate(over="ignore"):  # an overflow fails __post_init__'s finite check
-            raised = {("pass_" if g == "pass" else g): self.of(g) ** power for g in LEVEL_GROUPS}
-            pattern = self.pattern**power
-        return dataclasses.replace(self, pattern=pattern, **raised)
+            return type(self)(self.pattern**power, *(self.of(g) ** power for g in LEVEL_GROUPS))
 
     @classmethod
     def neutral(cls) -> LightGammas:

@@ -529,6 +529,7 @@ SEARCH_ROWS = {
     "pattern+pw": dict(playouts="pattern", pw=True),
     "pattern+pw+lgr": dict(playouts="pattern", pw=True, lgr=1),
     "pattern+pw+lgr2": dict(playouts="pattern", pw=True, lgr=2),
+    "pattern+pw+tactics": dict(playouts="pattern", pw=True, tactics=1.0),
 }
 
 

@@ -570,6 +570,47 @@ def oracle_is_eye(color, loc: int, player: int, size: int) -> bool:
     return n_opp == 0 if len(on_board) < 4 else n_opp <= 1
 
 
+def tactical_moves(color, last: int, player: int, size: int, ko: int = -1) -> set[int]:
+    """gomove.play.pattern.tactics by its definitions, each move played out on a copy."""
+    opp = 3 - player
+    if last < 0 or color[last] != opp:
+        return set()
+    local = {
+        string_at(color, p, size)
+        for p in [last, *adjacent(last, size)]
+        if color[p] in (BLACK, WHITE)
+    }
+    out: set[int] = set()
+    for stones in local:
+        libs = liberties(color, stones, size)
+        next_to = {nb for s in stones for nb in adjacent(s, size)}
+        if color[next(iter(stones))] == player and len(libs) <= 2:
+            for nb in next_to:
+                if color[nb] == opp and libs_of(color, nb, size) == 1:
+                    out |= liberties(color, string_at(color, nb, size), size)
+            out |= {x for x in libs if libs_after(color, x, player, size) >= 3}
+        elif color[next(iter(stones))] == opp and len(libs) == 1:
+            out |= libs
+        elif color[next(iter(stones))] == opp and len(libs) == 2:
+            if any(color[nb] == player and libs_of(color, nb, size) == 1 for nb in next_to):
+                continue  # they could capture instead
+            for a in libs:
+                (b,) = libs - {a}
+                if captures_of(color, a, player, size):
+                    continue
+                after, _ = after_move(color, a, player, size)
+                if len(liberties(after, string_at(after, a, size), size)) < 2:
+                    continue
+                reply, captured = after_move(after, b, opp, size)
+                if not captured and len(liberties(reply, string_at(reply, b, size), size)) <= 1:
+                    out.add(a)
+    return {
+        x
+        for x in out
+        if is_legal(color, x, player, size, ko) and not oracle_is_eye(color, x, player, size)
+    }
+
+
 def oracle_area(color, size: int, komi: float) -> tuple[float, list[int]]:
     """(black - white - komi, owner per flat point) by flood fill of empty regions."""
     owner = [0] * (size * size)

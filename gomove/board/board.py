@@ -432,44 +432,52 @@ def legal_moves(b: Board, color: int, superko: bool, out: np.ndarray) -> int:
     return n
 
 
-@njit(cache=True)
-def libs_after(b: Board, loc: int, color: int) -> int:
-    """Liberties of the string a move at loc would make, captures included."""
+@njit(cache=True, inline="always")
+def libs_after_arrays(bc, head, nxt, libs, mark, info, loc: int, color: int) -> int:
+    """libs_after on the board's arrays (bc = b.color), for the playout kernels."""
+    w = info[W]
     opp = 3 - color
-    gen = _next_gen(b)
+    info[MARKGEN] += 1
+    gen = info[MARKGEN]
     # the own strings the stone joins
-    o0, o1, o2, o3 = adjacent_strings(b, loc, color)
-    b.mark[loc] = gen
+    o0, o1, o2, o3 = adjacent_heads(bc, head, w, loc, color)
+    mark[loc] = gen
     n = 0
-    for nb in neighbours(b, loc):
-        if b.color[nb] == EMPTY and b.mark[nb] != gen:
-            b.mark[nb] = gen
+    for nb in (loc - w, loc - 1, loc + 1, loc + w):
+        if bc[nb] == EMPTY and mark[nb] != gen:
+            mark[nb] = gen
             n += 1
     for hh in (o0, o1, o2, o3):
         if hh != -1:
-            n += _mark_libs(b, hh, gen)
+            n += _mark_libs_arrays(bc, nxt, mark, w, hh, gen)
     # stones of captured strings that touch the new string become liberties
-    for nb in neighbours(b, loc):
-        if b.color[nb] == opp and b.libs[b.head[nb]] == 1:
-            hh = b.head[nb]
+    for nb in (loc - w, loc - 1, loc + 1, loc + w):
+        if bc[nb] == opp and libs[head[nb]] == 1:
+            hh = head[nb]
             s = hh
             while True:
-                if b.mark[s] != gen:
+                if mark[s] != gen:
                     touches = False
-                    for nb2 in neighbours(b, s):
+                    for nb2 in (s - w, s - 1, s + 1, s + w):
                         if nb2 == loc:
                             touches = True
-                        elif b.color[nb2] == color:
-                            h2 = b.head[nb2]
+                        elif bc[nb2] == color:
+                            h2 = head[nb2]
                             if h2 == o0 or h2 == o1 or h2 == o2 or h2 == o3:
                                 touches = True
                     if touches:
-                        b.mark[s] = gen
+                        mark[s] = gen
                         n += 1
-                s = b.nxt[s]
+                s = nxt[s]
                 if s == hh:
                     break
     return n
+
+
+@njit(cache=True)
+def libs_after(b: Board, loc: int, color: int) -> int:
+    """Liberties of the string a move at loc would make, captures included."""
+    return libs_after_arrays(b.color, b.head, b.nxt, b.libs, b.mark, b.info, loc, color)
 
 
 @njit(cache=True)

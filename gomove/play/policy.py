@@ -45,12 +45,17 @@ class PatternPolicy(LightGammas):
             self._tables = build_tables(self)
         return self._tables
 
-    def player(self, check: bool = False, replies: np.ndarray | None = None) -> PatternPlayer:
+    def player(
+        self, check: bool = False, replies: np.ndarray | None = None, tactics: float = 0.0
+    ) -> PatternPlayer:
         """This policy for the playout driver; with check, errors[0] counts the mismatches
         of the incremental state (gomove.play.pattern.check); replies: a table of last
-        good replies the playouts answer by (gomove.play.pattern.replies; None: off)."""
+        good replies the playouts answer by (gomove.play.pattern.replies; None: off);
+        tactics: the probability of a tactical answer (gomove.play.pattern.tactics)."""
+        if not 0.0 <= tactics <= 1.0:
+            raise ValueError(f"tactics is a probability in [0, 1], not {tactics}")
         replies = no_replies() if replies is None else replies
-        return PatternPlayer(self.tables(), check, np.zeros(1, np.int64), replies)
+        return PatternPlayer(self.tables(), check, np.zeros(1, np.int64), replies, float(tactics))
 
     def run_playouts(
         self,

@@ -3,6 +3,9 @@
 Modules, by job: ``tables`` (what a policy file becomes for the kernels),
 ``state`` (the incremental base gammas), ``draw`` (hot points and the exact
 draw), ``check`` (the full recomputation the tests compare the state with),
+``replies`` and ``tactics`` (the answers to the last move a playout plays
+before it draws: learned last good replies, and captures, escapes and
+decisive ataris of the strings with one or two liberties next to it),
 ``playout`` (the move loop, and the policy's implementation of the board's
 playout driver hooks). gomove.play.policy.PatternPolicy is the API.
 

@@ -3,7 +3,8 @@
 Terms:
 - PatternPlayer: the policy as the playout driver (gomove.board.playout)
   takes it: the kernel tables, ``check`` (run check.check_gammas before every
-  draw) and ``errors`` (int64[1], where check counts mismatches).
+  draw), ``errors`` (int64[1], where check counts mismatches), the last good
+  ``replies`` and ``tactics``, the probability of a tactical answer.
 - its state (``policy_state``): the PatternState of the start position, plus
   a copy of its base gammas that ``policy_reset`` restores before each game.
 """
@@ -24,6 +25,7 @@ from gomove.board.playout import (
     policy_play,
     policy_reset,
     policy_state,
+    random_below,
 )
 from gomove.features.levels import last_string, new_atari_heads
 from gomove.play.pattern.check import check_gammas
@@ -46,6 +48,7 @@ from gomove.play.pattern.state import (
     play_and_update,
 )
 from gomove.play.pattern.tables import PolicyTables
+from gomove.play.pattern.tactics import tactical_moves
 
 
 class PatternPlayer(NamedTuple):
@@ -55,6 +58,7 @@ class PatternPlayer(NamedTuple):
     check: bool
     errors: np.ndarray  # int64[1]
     replies: np.ndarray  # int32[2, L] or [2, 0]: last good replies (pattern.replies)
+    tactics: float  # the probability of answering by a tactical move (pattern.tactics)
 
 
 @njit(cache=True, _nrt=False)
@@ -69,10 +73,12 @@ def play_moves(
     check: bool,
     errors: np.ndarray,
     replies: np.ndarray,
+    tactics: float,
 ) -> int:
     """The move loop of a pattern-policy game on b, s holding b's base gammas;
     returns the number of moves played. A move answers the previous one by its
-    playable last good reply when replies holds one, else it is drawn.
+    playable last good reply when replies holds one, else, with probability
+    tactics, by a tactical move when there is one, else it is drawn.
 
     Compiled without numba's reference counting (it allocates nothing, and
     its caller holds every array): counting references at every read of a
@@ -91,6 +97,10 @@ def play_moves(
         last = info[LAST]
         ko = info[KO]
         move = playable_reply(replies, bc, head, libs, info, w, color, last, info[LAST2])
+        if move < 0 and tactics > 0.0 and (tactics >= 1.0 or uniform01(rng) < tactics):
+            nt = tactical_moves(bc, head, nxt, libs, bmark, info, w, color, last, s.tact)
+            if nt > 0:
+                move = s.tact[random_below(rng, nt)]
         if move < 0:
             gen += 1
             na = new_atari_heads(bc, head, libs, w, color, last)
@@ -174,6 +184,7 @@ def _pattern_moves(policy, state, b, color, rng, max_moves, moves_out):
                 policy.check,
                 policy.errors,
                 policy.replies,
+                policy.tactics,
             )
 
         return impl

@@ -38,6 +38,7 @@ class PatternState(NamedTuple):
     mark: np.ndarray  # int64[L] generation marks of listed hot points
     heads: np.ndarray  # int64[L] strings a move captures, then our strings it frees
     gen: np.ndarray  # int64[1] the generation counter of mark
+    tact: np.ndarray  # int64[L] the tactical moves of the position (pattern.tactics)
 
 
 @njit(cache=True)
@@ -59,6 +60,7 @@ def new_state(b: Board) -> PatternState:
         np.zeros(n, np.int64),
         np.zeros(n, np.int64),
         np.zeros(1, np.int64),
+        np.zeros(n, np.int64),
     )
 
 

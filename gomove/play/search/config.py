@@ -27,6 +27,10 @@ class SearchConfig:
       from the search's simulations and forgotten when it loses (Baier and Drake,
       gomove.play.pattern.replies), kept through a game: 0 off, 1 replies to the
       last move (LGRF-1), 2 to the last two moves first (LGRF-2).
+    tactics: the probability that a pattern playout answers the previous move by a
+      tactical move (captures, escapes and decisive ataris of the strings with one or
+      two liberties at and next to it, gomove.play.pattern.tactics) when there is one
+      and no last good reply (0: off).
     playout_power: every gamma of the playout policy raised to this power
       (LightGammas.tempered; 1: the policy as learned, below 1 flatter, above sharper).
     prior_eqex: a ranked node's children start with prior_eqex x sqrt(p / p_best)
@@ -56,6 +60,7 @@ class SearchConfig:
     prior_eqex: float = 0.0
     playout_power: float = 1.0
     lgr: int = 0
+    tactics: float = 0.0
     expand_at: int = 2
     sims: int | None = 5000
     seconds: float | None = None
@@ -74,6 +79,10 @@ class SearchConfig:
             raise ValueError(f"lgr must be 0, 1 or 2, not {self.lgr!r}")
         if self.lgr and self.playouts != "pattern":
             raise ValueError("lgr (last good replies) needs playouts=pattern")
+        if not 0.0 <= self.tactics <= 1.0:
+            raise ValueError(f"tactics is a probability in [0, 1], not {self.tactics!r}")
+        if self.tactics and self.playouts != "pattern":
+            raise ValueError("tactics (tactical answers in the playouts) needs playouts=pattern")
         if self.pw_count not in PW_COUNTS:
             raise ValueError(f"pw_count must be one of {PW_COUNTS}, not {self.pw_count!r}")
         if self.sims is None and self.seconds is None:

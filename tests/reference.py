@@ -570,6 +570,19 @@ def oracle_is_eye(color, loc: int, player: int, size: int) -> bool:
     return n_opp == 0 if len(on_board) < 4 else n_opp <= 1
 
 
+def decisive_atari(color, a: int, b: int, attacker: int, size: int) -> bool:
+    """gomove.play.pattern.tactics's decisive atari at a on the string with liberties a
+    and b, played out: a captures nothing and keeps two liberties, the answer at b
+    captures nothing and leaves at most one. (The caller checks the strings in atari.)"""
+    if captures_of(color, a, attacker, size):
+        return False
+    after, _ = after_move(color, a, attacker, size)
+    if len(liberties(after, string_at(after, a, size), size)) < 2:
+        return False
+    reply, captured = after_move(after, b, 3 - attacker, size)
+    return not captured and len(liberties(reply, string_at(reply, b, size), size)) <= 1
+
+
 def tactical_moves(color, last: int, player: int, size: int, ko: int = -1) -> set[int]:
     """gomove.play.pattern.tactics by its definitions, each move played out on a copy."""
     opp = 3 - player
@@ -584,26 +597,30 @@ def tactical_moves(color, last: int, player: int, size: int, ko: int = -1) -> se
     for stones in local:
         libs = liberties(color, stones, size)
         next_to = {nb for s in stones for nb in adjacent(s, size)}
-        if color[next(iter(stones))] == player and len(libs) <= 2:
+        owner = color[next(iter(stones))]
+        attacker = opp if owner == player else player
+        attacker_in_atari = any(
+            color[nb] == attacker and libs_of(color, nb, size) == 1 for nb in next_to
+        )
+        ataris = {
+            a
+            for a in libs
+            if len(libs) == 2
+            and not attacker_in_atari
+            and decisive_atari(color, a, next(iter(libs - {a})), attacker, size)
+        }
+        escapes = {x for x in libs if libs_after(color, x, player, size) >= 3}
+        if owner == player and len(libs) == 1:
             for nb in next_to:
                 if color[nb] == opp and libs_of(color, nb, size) == 1:
                     out |= liberties(color, string_at(color, nb, size), size)
-            out |= {x for x in libs if libs_after(color, x, player, size) >= 3}
-        elif color[next(iter(stones))] == opp and len(libs) == 1:
+            out |= escapes
+        elif owner == player and len(libs) == 2 and ataris:
+            out |= escapes
+        elif owner == opp and len(libs) == 1:
             out |= libs
-        elif color[next(iter(stones))] == opp and len(libs) == 2:
-            if any(color[nb] == player and libs_of(color, nb, size) == 1 for nb in next_to):
-                continue  # they could capture instead
-            for a in libs:
-                (b,) = libs - {a}
-                if captures_of(color, a, player, size):
-                    continue
-                after, _ = after_move(color, a, player, size)
-                if len(liberties(after, string_at(after, a, size), size)) < 2:
-                    continue
-                reply, captured = after_move(after, b, opp, size)
-                if not captured and len(liberties(reply, string_at(reply, b, size), size)) <= 1:
-                    out.add(a)
+        elif owner == opp:
+            out |= ataris
     return {
         x
         for x in out

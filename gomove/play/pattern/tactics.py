@@ -9,17 +9,22 @@ adds the ones below, in the same place as the last good replies.
 
 Terms:
 - the local strings: the strings with a stone on the last move or next to it.
-- a saving move, for one of our local strings S with one or two liberties:
-  the liberty of an opponent string in atari next to S (a capture), or a
-  liberty of S after which S's string has at least three liberties
-  (board.libs_after: an escape out of reach of a ladder or a net).
+- an escape, for one of our strings S with one or two liberties: a liberty
+  of S after which S's string has at least three liberties
+  (board.libs_after: out of reach of a ladder or a net).
 - a capture: the liberty of an opponent's local string in atari.
-- a decisive atari, on an opponent's local string S with two liberties A and
-  B, none of our strings next to S in atari (S could capture it instead): our
-  move at A captures nothing and leaves our string at least two liberties,
-  their answer at B then captures nothing, and after it their string (B, S
-  and their other strings next to B) has at most one liberty.
-- tactical moves: all of these that are legal (board.is_legal_arrays, so
+- a decisive atari, by one player on the other's string S with two
+  liberties A and B, none of the attacker's strings next to S in atari (S
+  could capture it instead): the attacker's move at A captures nothing and
+  leaves its string at least two liberties, the answer at B then captures
+  nothing, and after it the defender's string (B, S and its other strings
+  next to B) has at most one liberty.
+- the moves considered: for each of our local strings in atari, the captures
+  of the opponent's strings in atari next to it and its escapes; for each of
+  our local strings with two liberties on which the opponent has a decisive
+  atari, its escapes; for each opponent's local string in atari, its
+  capture; for each with two liberties, our decisive ataris on it.
+- tactical moves: the moves considered that are legal (board.is_legal_arrays, so
   simple ko included) and fill no own eye (board.playout.eye_at), each once.
   With probability ``tactics`` a playout move that has no last good reply is
   one of them, drawn uniformly, when there are any; otherwise it is drawn
@@ -110,6 +115,30 @@ def _decisive(bc, head, nxt, libs, mark, info, w: int, color: int, a: int, b: in
     return n <= 1
 
 
+@njit(cache=True, inline="always")
+def _add_extensions(bc, head, nxt, libs, mark, info, w: int, color: int, h: int, out, n: int):
+    """Add each liberty of color's string h (one or two) that leaves it three or more."""
+    x = first_liberty(bc, nxt, w, h, -1)
+    y = first_liberty(bc, nxt, w, h, x)
+    for lib in (x, y):
+        if lib >= 0 and libs_after_arrays(bc, head, nxt, libs, mark, info, lib, color) >= 3:
+            n = _add(out, n, lib)
+    return n
+
+
+@njit(cache=True, inline="always")
+def _in_danger(bc, head, nxt, libs, mark, info, w: int, color: int, h: int) -> bool:
+    """Has the opponent a decisive atari on color's string h of two liberties?"""
+    opp = 3 - color
+    if _touches_atari(bc, head, nxt, libs, w, h, opp):
+        return False  # we could capture instead
+    x = first_liberty(bc, nxt, w, h, -1)
+    y = first_liberty(bc, nxt, w, h, x)
+    return _decisive(bc, head, nxt, libs, mark, info, w, opp, x, y) or _decisive(
+        bc, head, nxt, libs, mark, info, w, opp, y, x
+    )
+
+
 @njit(cache=True)
 def tactical_moves(bc, head, nxt, libs, mark, info, w: int, color: int, last: int, out) -> int:
     """Write color's tactical moves after the opponent's move last (module docstring)
@@ -131,13 +160,11 @@ def tactical_moves(bc, head, nxt, libs, mark, info, w: int, color: int, last: in
         if seen:
             continue
         k = libs[h]
-        if c == color and k <= 2:
+        if c == color and k == 1:
             n = _add_captures_next_to(bc, head, nxt, libs, w, h, color, out, n)
-            x = first_liberty(bc, nxt, w, h, -1)
-            y = first_liberty(bc, nxt, w, h, x) if k == 2 else -1
-            for lib in (x, y):
-                if lib >= 0 and libs_after_arrays(bc, head, nxt, libs, mark, info, lib, color) >= 3:
-                    n = _add(out, n, lib)
+            n = _add_extensions(bc, head, nxt, libs, mark, info, w, color, h, out, n)
+        elif c == color and k == 2 and _in_danger(bc, head, nxt, libs, mark, info, w, color, h):
+            n = _add_extensions(bc, head, nxt, libs, mark, info, w, color, h, out, n)
         elif c != color and k == 1:
             n = _add(out, n, first_liberty(bc, nxt, w, h, -1))
         elif c != color and k == 2 and not _touches_atari(bc, head, nxt, libs, w, h, color):

@@ -363,5 +363,5 @@ def load_game(path: PathLike, index: int = 0) -> Game:
     games = iter_games([str(path)], ReadConfig(superko=False))
     game = next(itertools.islice(games, index, None), None)
     if game is None:
-        raise GameError(f"{path}: fewer than {index + 1} readable games")
+        raise GameError("missing", str(path), None, f"fewer than {index + 1} readable games")
     return game

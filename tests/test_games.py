@@ -27,6 +27,7 @@ from gomove.reading.games import (
     ReadStats,
     expand_paths,
     iter_games,
+    load_game,
     rank_key,
     replay_game,
 )
@@ -450,3 +451,10 @@ def test_tygem_first_300_games() -> None:
     assert [len(g.moves) for g in games] == expected
     assert stats.positions == sum(expected)
     assert stats.sizes == {19: 300} and stats.handicap == {0: 300} and stats.ranks == {"9d": 600}
+
+
+def test_load_game_past_the_last_game_is_a_game_error(tmp_path):
+    archive = make_zip(tmp_path / "one.zip", ["game19.sgf"])
+    assert load_game(archive, 0).size == 19
+    with pytest.raises(GameError, match="fewer than 2 readable games"):
+        load_game(archive, 1)

@@ -13,6 +13,7 @@ import torch
 from hydra import compose, initialize_config_dir
 
 from gomove.board.board import (
+    NMOVES,
     SIZE,
     TO_MOVE,
     Board,
@@ -23,12 +24,25 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import NO_MOVE, PASS
+from gomove.board.playout import default_max_moves, new_rng, play_game, start_state
 from gomove.data.batch import Batch
 from gomove.models.fbt import FactorizationBT
 from gomove.train.flat import FlatData
 from gomove.train.specs import register
 
 F64 = torch.float64
+
+
+def recorded_game(player, start: Board, color: int, seed: int) -> tuple[list[int], Board]:
+    """One playout of player from start (unchanged), color first, komi 7.5: its moves
+    (PASS for a pass) and the final board."""
+    size = int(start.info[SIZE])
+    b = copy_board(start)
+    max_moves = default_max_moves(size)
+    moves_out = np.full(max_moves, -99, np.int32)
+    play_game(b, color, 7.5, new_rng(seed), max_moves, player, start_state(player, b),
+              np.zeros(size * size, np.int8), moves_out)  # fmt: skip
+    return moves_out[: int(b.info[NMOVES] - start.info[NMOVES])].tolist(), b
 
 
 def check_replay(start: Board, color: int, moves: list[int], final: Board) -> None:

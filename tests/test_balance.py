@@ -19,10 +19,11 @@ import math
 import numpy as np
 import pytest
 from gamegen import random_sgf
+from synthetic import recorded_game
 
-from gomove.board.board import KO, LAST, NMOVES, SIZE, W, copy_board, play
+from gomove.board.board import KO, LAST, SIZE, W, copy_board, play
 from gomove.board.coords import PASS
-from gomove.board.playout import default_max_moves, new_rng, play_game, start_state
+from gomove.board.playout import default_max_moves
 from gomove.board.replay import board_at
 from gomove.cli.balance import main as balance_main
 from gomove.features.light_gammas import LightGammas
@@ -84,20 +85,10 @@ def log_probability(policy: PatternPolicy, b, color: int, moves: list[int]) -> f
     return total_log
 
 
-def a_playout(policy: PatternPolicy, b, color: int, seed: int) -> list[int]:
-    player = policy.player()
-    scratch = copy_board(b)
-    moves = np.zeros(default_max_moves(9), np.int32)
-    n0 = int(scratch.info[NMOVES])
-    play_game(scratch, color, 7.5, new_rng(seed), len(moves), player, start_state(player, b),
-              np.zeros(81, np.int8), moves)  # fmt: skip
-    return moves[: int(scratch.info[NMOVES]) - n0].tolist()
-
-
 def test_score_function_is_the_gradient_of_the_log_probability(sgf_dir):
     policy = some_policy()
     b, color = mid_position(sgf_dir)
-    moves = a_playout(policy, b, color, seed=3)[:25]
+    moves = recorded_game(policy.player(), b, color, seed=3)[0][:25]
     assert len([m for m in moves if m != PASS]) >= 20
     g = zero_gradient(policy.tables())
     add_score_function(copy_board(b), color, np.array(moves, np.int32), len(moves),

@@ -16,11 +16,10 @@ import random
 import numpy as np
 import pytest
 import reference as ref
-from synthetic import check_replay
+from synthetic import check_replay, recorded_game
 
-from gomove.board.board import BLACK, NMOVES, WHITE, copy_board, is_legal, new_board, play
+from gomove.board.board import BLACK, WHITE, copy_board, is_legal, new_board, play
 from gomove.board.coords import PASS, gtp_to_loc
-from gomove.board.playout import default_max_moves, new_rng, play_game, start_state
 from gomove.play.pattern.replies import learn_replies, new_replies, no_replies
 from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
@@ -105,13 +104,7 @@ def test_playouts_answer_by_playable_replies(seed, order):
     before = replies.copy()
     policy = PatternPolicy.neutral()
     player = policy.player(check=True, replies=replies)
-    b = copy_board(start)
-    max_moves = default_max_moves(size)
-    moves_out = np.full(max_moves, -99, np.int32)
-    state = start_state(player, b)
-    play_game(b, WHITE, 7.5, new_rng(seed), max_moves, player, state,
-              np.zeros(size * size, np.int8), moves_out)  # fmt: skip
-    moves = moves_out[: int(b.info[NMOVES] - start.info[NMOVES])].tolist()
+    moves, b = recorded_game(player, start, WHITE, seed)
     assert int(player.errors[0]) == 0, "incremental gammas differ after reply moves"
     check_replay(start, WHITE, moves, b)
     # replay: each move after a point move is the first playable of its stored replies

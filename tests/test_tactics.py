@@ -21,12 +21,11 @@ import numpy as np
 import pytest
 import reference as ref
 from board_ascii import board_from, loc_of
-from synthetic import check_replay, random_position
+from synthetic import check_replay, random_position, recorded_game
 
 from gomove.board.board import (
     BLACK,
     KO,
-    NMOVES,
     TO_MOVE,
     WHITE,
     Board,
@@ -36,7 +35,7 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import PASS
-from gomove.board.playout import default_max_moves, new_rng, play_game, start_state
+from gomove.board.playout import new_rng, play_game, start_state
 from gomove.play.pattern.tactics import tactical_moves
 from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
@@ -169,14 +168,7 @@ def test_a_capture_that_saves():
 def tactical_game(start: Board, color: int, seed: int, tactics: float):
     policy = PatternPolicy.neutral()
     player = policy.player(check=True, tactics=tactics)
-    size = int(start.info[W]) - 2
-    b = copy_board(start)
-    max_moves = default_max_moves(size)
-    moves_out = np.full(max_moves, -99, np.int32)
-    state = start_state(player, b)
-    play_game(b, color, 7.5, new_rng(seed), max_moves, player, state,
-              np.zeros(size * size, np.int8), moves_out)  # fmt: skip
-    moves = moves_out[: int(b.info[NMOVES] - start.info[NMOVES])].tolist()
+    moves, b = recorded_game(player, start, color, seed)
     assert int(player.errors[0]) == 0, "incremental gammas differ after tactical moves"
     check_replay(start, color, moves, b)
     return moves

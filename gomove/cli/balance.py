@@ -11,7 +11,7 @@ searched for them) and writes each one's win rate for Black. ``train`` moves the
 policy's gammas so that its playouts' mean outcome matches those values,
 holding out a share of the games (``--val``) to measure the playouts' squared
 error before and after, and writes RUN_SB/policy.npz (after every epoch),
-metrics.jsonl and error.png.
+metrics.json and error.png.
 """
 
 from __future__ import annotations

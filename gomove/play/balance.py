@@ -173,10 +173,8 @@ class LevelParams:
             p[1:] += np.clip(scale * d[1:], -clip, clip)
 
     def gammas(self) -> PatternPolicy:
-        pattern = np.exp(self.pattern)
-        pattern[0] = 1.0
         return PatternPolicy(
-            pattern[self._raw_to_level],
+            np.exp(self.pattern)[self._raw_to_level],  # level 0 stays log 0: gamma 1
             *(np.concatenate([[1.0], np.exp(p[1:])]) for p in self.groups()[1:]),
             self.pass_,
         )

@@ -530,6 +530,7 @@ SEARCH_ROWS = {
     "pattern+pw+lgr": dict(playouts="pattern", pw=True, lgr=1),
     "pattern+pw+lgr2": dict(playouts="pattern", pw=True, lgr=2),
     "pattern+pw+tactics": dict(playouts="pattern", pw=True, tactics=1.0),
+    "pattern+pw+nakade": dict(playouts="pattern", pw=True, nakade=1.0),
 }
 
 
@@ -562,9 +563,11 @@ def bench_search(
                       "sims_per_s": round(rate), "raw_pattern_playouts_per_s": round(raw),
                       "ratio_to_raw_pattern": round(rate / raw, 3), "promotions": res.promotions,
                       "tree_nodes": res.tree_nodes}  # fmt: skip
-            # the target is the tree's cost over the same playouts: tactics changes the
-            # playouts themselves, so its ratio also holds their own cost and has none
-            if row != "uniform" and not kw.get("tactics") and size == 19:
+            # the target is the tree's cost over the same playouts: tactics and nakade
+            # change the playouts themselves, so their ratio also holds their own cost
+            # and has none
+            changed = kw.get("tactics") or kw.get("nakade")
+            if row != "uniform" and not changed and size == 19:
                 record["target_ratio"] = 0.8
                 record["ok"] = rate >= 0.8 * raw
             out.append(emit(record))

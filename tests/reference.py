@@ -628,6 +628,75 @@ def tactical_moves(color, last: int, player: int, size: int, ko: int = -1) -> se
     }
 
 
+# The dead eye spaces and their vital points (X), drawn once; every rotation and
+# reflection of each is looked up (gomove.play.pattern.nakade).
+DEAD_SHAPES = {
+    "straight three": ["oXo"],
+    "bent three": ["Xo", "o."],
+    "pyramid four": ["oXo", ".o."],
+    "bulky five": ["oo", "Xo", "o."],
+    "cross five": [".o.", "oXo", ".o."],
+    "rabbity six": [".o.", "oXo", ".oo"],
+}
+
+
+def _turned(rc: tuple[int, int], flip: bool, turns: int) -> tuple[int, int]:
+    """A cell reflected in the diagonal (flip), then turned a quarter turns times."""
+    r, c = (rc[1], rc[0]) if flip else rc
+    for _ in range(turns):
+        r, c = c, -r
+    return r, c
+
+
+def _dead_shape_table() -> dict[frozenset[tuple[int, int]], tuple[int, int]]:
+    """{cells normalised to a (0, 0) corner: vital cell} over the 8 symmetries."""
+    table = {}
+    for rows in DEAD_SHAPES.values():
+        cells = [(r, c) for r, row in enumerate(rows) for c, ch in enumerate(row) if ch != "."]
+        vital = next((r, c) for r, row in enumerate(rows) for c, ch in enumerate(row) if ch == "X")
+        for flip in (False, True):
+            for turns in range(4):
+                moved = [_turned(rc, flip, turns) for rc in cells]
+                r0, c0 = min(r for r, _ in moved), min(c for _, c in moved)
+                vr, vc = _turned(vital, flip, turns)
+                table[frozenset((r - r0, c - c0) for r, c in moved)] = (vr - r0, vc - c0)
+    return table
+
+
+DEAD_SHAPE_TABLE = _dead_shape_table()
+
+
+def nakade_point(color, last: int, player: int, size: int, ko: int = -1) -> int:
+    """gomove.play.pattern.nakade by its definitions: the empty region next to the
+    opponent's move last, bordered by the opponent's stones only, of at most six
+    points, holding every empty neighbour of last, one of DEAD_SHAPES: its vital
+    point when legal, else -1."""
+    if last < 0 or color[last] != 3 - player:
+        return -1
+    empties = [nb for nb in adjacent(last, size) if color[nb] == EMPTY]
+    if not empties:
+        return -1
+    region = {empties[0]}
+    todo = [empties[0]]
+    while todo:
+        p = todo.pop()
+        for nb in adjacent(p, size):
+            if color[nb] == EMPTY and nb not in region:
+                region.add(nb)
+                todo.append(nb)
+    if len(region) > 6 or not set(empties) <= region:
+        return -1
+    if any(color[nb] == player for p in region for nb in adjacent(p, size)):
+        return -1
+    cells = [from_loc(p, size) for p in region]
+    r0, c0 = min(r for r, _ in cells), min(c for _, c in cells)
+    vital = DEAD_SHAPE_TABLE.get(frozenset((r - r0, c - c0) for r, c in cells))
+    if vital is None:
+        return -1
+    v = to_loc(vital[0] + r0, vital[1] + c0, size)
+    return v if is_legal(color, v, player, size, ko) else -1
+
+
 def oracle_area(color, size: int, komi: float) -> tuple[float, list[int]]:
     """(black - white - komi, owner per flat point) by flood fill of empty regions."""
     owner = [0] * (size * size)

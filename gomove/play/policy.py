@@ -46,16 +46,23 @@ class PatternPolicy(LightGammas):
         return self._tables
 
     def player(
-        self, check: bool = False, replies: np.ndarray | None = None, tactics: float = 0.0
+        self,
+        check: bool = False,
+        replies: np.ndarray | None = None,
+        tactics: float = 0.0,
+        nakade: float = 0.0,
     ) -> PatternPlayer:
         """This policy for the playout driver; with check, errors[0] counts the mismatches
         of the incremental state (gomove.play.pattern.check); replies: a table of last
         good replies the playouts answer by (gomove.play.pattern.replies; None: off);
-        tactics: the probability of a tactical answer (gomove.play.pattern.tactics)."""
-        if not 0.0 <= tactics <= 1.0:
-            raise ValueError(f"tactics is a probability in [0, 1], not {tactics}")
+        tactics: the probability of a tactical answer (gomove.play.pattern.tactics);
+        nakade: the probability of an eye space's vital point (gomove.play.pattern.nakade)."""
+        for name, p in (("tactics", tactics), ("nakade", nakade)):
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"{name} is a probability in [0, 1], not {p}")
         replies = no_replies() if replies is None else replies
-        return PatternPlayer(self.tables(), check, np.zeros(1, np.int64), replies, float(tactics))
+        errors = np.zeros(1, np.int64)
+        return PatternPlayer(self.tables(), check, errors, replies, float(tactics), float(nakade))
 
     def run_playouts(
         self,

@@ -4,7 +4,8 @@ Terms:
 - PatternPlayer: the policy as the playout driver (gomove.board.playout)
   takes it: the kernel tables, ``check`` (run check.check_gammas before every
   draw), ``errors`` (int64[1], where check counts mismatches), the last good
-  ``replies`` and ``tactics``, the probability of a tactical answer.
+  ``replies``, ``tactics``, the probability of a tactical answer, and
+  ``nakade``, the probability of playing the vital point of an eye space.
 - its state (``policy_state``): the PatternState of the start position, plus
   a copy of its base gammas that ``policy_reset`` restores before each game.
 """
@@ -39,6 +40,7 @@ from gomove.play.pattern.draw import (
     self_atari_scale,
     uniform01,
 )
+from gomove.play.pattern.nakade import nakade_move
 from gomove.play.pattern.replies import playable_reply
 from gomove.play.pattern.state import (
     PatternState,
@@ -59,6 +61,7 @@ class PatternPlayer(NamedTuple):
     errors: np.ndarray  # int64[1]
     replies: np.ndarray  # int32[2, L] or [2, 0]: last good replies (pattern.replies)
     tactics: float  # the probability of answering by a tactical move (pattern.tactics)
+    nakade: float  # the probability of playing an eye space's vital point (pattern.nakade)
 
 
 @njit(cache=True, _nrt=False)
@@ -74,11 +77,14 @@ def play_moves(
     errors: np.ndarray,
     replies: np.ndarray,
     tactics: float,
+    nakade: float,
 ) -> int:
     """The move loop of a pattern-policy game on b, s holding b's base gammas;
     returns the number of moves played. A move answers the previous one by its
     playable last good reply when replies holds one, else, with probability
-    tactics, by a tactical move when there is one, else it is drawn.
+    tactics, by a tactical move when there is one, else, with probability nakade,
+    by the vital point of the eye space next to it when there is one, else it is
+    drawn.
 
     Compiled without numba's reference counting (it allocates nothing, and
     its caller holds every array): counting references at every read of a
@@ -101,6 +107,8 @@ def play_moves(
             nt = tactical_moves(bc, head, nxt, libs, bmark, info, w, color, last, s.tact)
             if nt > 0:
                 move = s.tact[random_below(rng, nt)]
+        if move < 0 and nakade > 0.0 and (nakade >= 1.0 or uniform01(rng) < nakade):
+            move = nakade_move(bc, head, libs, info, w, color, last, s.tact)
         if move < 0:
             gen += 1
             na = new_atari_heads(bc, head, libs, w, color, last)
@@ -185,6 +193,7 @@ def _pattern_moves(policy, state, b, color, rng, max_moves, moves_out):
                 policy.errors,
                 policy.replies,
                 policy.tactics,
+                policy.nakade,
             )
 
         return impl

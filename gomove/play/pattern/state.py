@@ -38,7 +38,8 @@ class PatternState(NamedTuple):
     mark: np.ndarray  # int64[L] generation marks of listed hot points
     heads: np.ndarray  # int64[L] strings a move captures, then our strings it frees
     gen: np.ndarray  # int64[1] the generation counter of mark
-    tact: np.ndarray  # int64[L] the tactical moves of the position (pattern.tactics)
+    tact: np.ndarray  # int64[L] the tactical moves of the position (pattern.tactics), then
+    # the eye space of the last move (pattern.nakade)
 
 
 @njit(cache=True)

@@ -31,6 +31,9 @@ class SearchConfig:
       tactical move (captures, escapes and decisive ataris of the strings with one or
       two liberties at and next to it, gomove.play.pattern.tactics) when there is one
       and no last good reply (0: off).
+    nakade: the probability that a pattern playout answers the previous move, when
+      it has neither a last good reply nor a tactical answer, by the vital point of
+      the small eye space next to it (gomove.play.pattern.nakade; 0: off).
     playout_power: every gamma of the playout policy raised to this power
       (LightGammas.tempered; 1: the policy as learned, below 1 flatter, above sharper).
     prior_eqex: a ranked node's children start with prior_eqex x sqrt(p / p_best)
@@ -61,6 +64,7 @@ class SearchConfig:
     playout_power: float = 1.0
     lgr: int = 0
     tactics: float = 0.0
+    nakade: float = 0.0
     expand_at: int = 2
     sims: int | None = 5000
     seconds: float | None = None
@@ -83,6 +87,10 @@ class SearchConfig:
             raise ValueError(f"tactics is a probability in [0, 1], not {self.tactics!r}")
         if self.tactics and self.playouts != "pattern":
             raise ValueError("tactics (tactical answers in the playouts) needs playouts=pattern")
+        if not 0.0 <= self.nakade <= 1.0:
+            raise ValueError(f"nakade is a probability in [0, 1], not {self.nakade!r}")
+        if self.nakade and self.playouts != "pattern":
+            raise ValueError("nakade (vital points in the playouts) needs playouts=pattern")
         if self.pw_count not in PW_COUNTS:
             raise ValueError(f"pw_count must be one of {PW_COUNTS}, not {self.pw_count!r}")
         if self.sims is None and self.seconds is None:

@@ -123,7 +123,8 @@ class Search:
         if policy is not None and cfg.playout_power != 1.0:
             policy = policy.tempered(cfg.playout_power)
         self.policy = policy
-        self.player = policy.player(tactics=cfg.tactics) if cfg.playouts == "pattern" else UNIFORM
+        pattern = cfg.playouts == "pattern"
+        self.player = policy.player(tactics=cfg.tactics, nakade=cfg.nakade) if pattern else UNIFORM
         self.replies = no_replies()  # sized to the board at the first search (cfg.lgr)
         self.tree: Tree = new_tree(cfg.capacity)
         self.rng = new_rng(cfg.seed)
@@ -192,7 +193,9 @@ class Search:
         n, order = board.color.shape[0], int(self.cfg.lgr)
         if self.replies.shape[1] != replies_width(n, order):
             self.replies = new_replies(n, order)
-            self.player = self.policy.player(replies=self.replies, tactics=self.cfg.tactics)
+            self.player = self.policy.player(
+                replies=self.replies, tactics=self.cfg.tactics, nakade=self.cfg.nakade
+            )
 
     def _prepare_root(self, board: Board, color: int) -> None:
         t = self.tree

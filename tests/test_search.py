@@ -7,6 +7,9 @@
   itself, checked by the game's own rules and by sgfmill's board;
 - the tree is reused: after advance(move) the root is that child, its visits kept;
 - search finds the capture that wins a small board; budgets and errors;
+- a ranked node opening by AMAF (pw_amaf) moves the closed child of the best
+  AMAF win rate to the next open slot, the others in the model's order, as a
+  list-based reference does, and the search then visits only open children;
 - it passes only when the board as it stands and the board without its dead
   stones (the referee's count) give the same winner.
 """
@@ -29,9 +32,16 @@ from gomove.cli.predict import parse_moves
 from gomove.play.game import GameState
 from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
-from gomove.play.search.kernels import C_UCT, N_PARAMS, PRIOR_EQEX, select_child
+from gomove.play.search.kernels import C_UCT, N_PARAMS, PRIOR_EQEX, PW_AMAF, select_child
 from gomove.play.search.search import RESIGN, MoveInfo, Search, checked_pass
-from gomove.play.search.tree import add_children, new_tree, open_count, pw_schedule, reset_tree
+from gomove.play.search.tree import (
+    add_children,
+    new_tree,
+    open_by_amaf,
+    open_count,
+    pw_schedule,
+    reset_tree,
+)
 
 
 def test_schedule_is_coulom():
@@ -93,6 +103,7 @@ def sgfmill_check(board: boards.Board, color: int, loc: int, size: int) -> None:
     dict(playouts="pattern", pw=False, rave=True),
     dict(playouts="pattern", pw=True, rave=True),
     dict(playouts="pattern", pw=True, rave=True, lgr=2),
+    dict(playouts="pattern", pw=True, rave=True, pw_amaf=2),
 ])  # fmt: skip
 def test_never_illegal(capture_model, config):
     size = 7
@@ -216,6 +227,73 @@ def test_prior_virtual_wins(eqex):
     got = select_child(t, root, params, np.zeros(3), new_rng(0)) - f
     assert got == want
     assert {0.0: 1, 30.0: 1, 300.0: 0}[eqex] == want  # the prior changes the choice
+
+
+def amaf_order(children: list[tuple], slot: int, min_n: float) -> list[tuple]:
+    """Reference for open_by_amaf on (move, prior, rave_n, rave_w) tuples."""
+    closed = children[slot:]
+    eligible = [c for c in closed if c[2] >= min_n]
+    if not eligible:
+        return children
+    best = max(eligible, key=lambda c: c[3] / c[2])  # the first of equals
+    return children[:slot] + [best] + [c for c in closed if c is not best]
+
+
+def ranked_tree(children: list[tuple]):
+    t = new_tree(64)
+    root = reset_tree(t, WHITE)
+    moves = np.array([c[0] for c in children])
+    add_children(t, root, moves, np.array([c[1] for c in children]), len(children), True)
+    f = int(t.first[root])
+    t.rave_n[f : f + len(children)] = [c[2] for c in children]
+    t.rave_w[f : f + len(children)] = [c[3] for c in children]
+    return t, root, f
+
+
+def children_of(t, f: int, k: int) -> list[tuple]:
+    return [(int(t.move[c]), float(t.prior[c]), float(t.rave_n[c]), float(t.rave_w[c]))
+            for c in range(f, f + k)]  # fmt: skip
+
+
+def test_open_by_amaf_equals_the_reference():
+    rnd = random.Random(4)
+    for _ in range(300):
+        k = rnd.randrange(1, 12)
+        samples = [rnd.choice((0, 3, 10, 25, 40)) for _ in range(k)]
+        children = [(10 + i, 1.0 / (i + 1), float(n), float(rnd.randrange(n + 1)))
+                    for i, n in enumerate(samples)]  # fmt: skip
+        t, root, f = ranked_tree(children)
+        slot, min_n = rnd.randrange(k), rnd.choice((1.0, 10.0, 20.0))
+        open_by_amaf(t, root, slot, min_n)
+        assert children_of(t, f, k) == amaf_order(children, slot, min_n)
+
+
+def test_select_child_opens_by_amaf():
+    # five moves in the model's order; 13 has the best AMAF rate over 20 samples, 12
+    # a better one over too few, 14 a worse one
+    children = [(10, 0.5, 0.0, 0.0), (11, 0.2, 0.0, 0.0), (12, 0.1, 10.0, 10.0),
+                (13, 0.1, 30.0, 24.0), (14, 0.1, 40.0, 20.0)]  # fmt: skip
+    for amaf, want in ((0.0, [10, 11, 12, 13, 14]), (20.0, [10, 13, 14, 11, 12])):
+        t, root, f = ranked_tree(children)
+        t.visits[root] = 100  # three open by the schedule (t(2) = 96)
+        params = np.zeros(N_PARAMS)
+        params[PW_AMAF] = amaf
+        select_child(t, root, params, pw_schedule(5), new_rng(0))
+        assert int(t.nopen[root]) == 3
+        assert [int(m) for m in t.move[f : f + 5]] == want
+
+
+def test_search_opens_by_amaf(capture_model):
+    cfg = SearchConfig(playouts="uniform", pw=True, rave=True, sims=400, resign=0, pw_amaf=5)
+    s = Search(cfg, predictor=capture_model)
+    s.run(new_board(9), BLACK, 7.5)
+    t, r = s.tree, s.root
+    f, k, n_open = int(t.first[r]), int(t.nchild[r]), int(t.nopen[r])
+    assert n_open == open_count(s.schedule, 399, k)
+    assert np.all(t.visits[f : f + n_open] > 0) and np.all(t.visits[f + n_open : f + k] == 0)
+    assert np.any(t.rave_n[f + n_open : f + k] > 0)  # closed moves gather AMAF samples
+    with pytest.raises(ValueError, match="pw_amaf"):
+        SearchConfig(pw_amaf=-1).validate()
 
 
 # --- passing: the board as it stands against the board without its dead stones --------

@@ -34,6 +34,9 @@ class SearchConfig:
     nakade: the probability that a pattern playout answers the previous move, when
       it has neither a last good reply nor a tactical answer, by the vital point of
       the small eye space next to it (gomove.play.pattern.nakade; 0: off).
+    pw_amaf: a ranked node opens next, instead of the model's next move, the closed
+      move with the best AMAF win rate over at least pw_amaf samples (the playouts'
+      opinion of moves the model ranks low; 0: off, the model's order).
     playout_power: every gamma of the playout policy raised to this power
       (LightGammas.tempered; 1: the policy as learned, below 1 flatter, above sharper).
     prior_eqex: a ranked node's children start with prior_eqex x sqrt(p / p_best)
@@ -61,6 +64,7 @@ class SearchConfig:
     c_uct: float = 0.2
     fpu: float = 1.1
     prior_eqex: float = 0.0
+    pw_amaf: float = 0.0
     playout_power: float = 1.0
     lgr: int = 0
     tactics: float = 0.0
@@ -104,6 +108,7 @@ class SearchConfig:
         for name in (
             "c_uct",
             "prior_eqex",
+            "pw_amaf",
             "playout_power",
             "pw_base",
             "rave_k",

@@ -33,7 +33,14 @@ from gomove.board.playout import (
     restore_position,
 )
 from gomove.play.pattern.replies import learn_replies
-from gomove.play.search.tree import N_NODES, PENDING, Tree, add_children, open_count
+from gomove.play.search.tree import (
+    N_NODES,
+    PENDING,
+    Tree,
+    add_children,
+    open_by_amaf,
+    open_count,
+)
 
 # params slots (float64): the switches of SearchConfig the loop reads
 C_UCT = 0  # exploration constant
@@ -46,7 +53,8 @@ MAX_MOVES = 6  # playout length limit
 PW_SINCE_PROMOTION = 7  # 1: the schedule counts simulations since promotion, 0: in total
 FPU = 8  # selection value of a child never visited (first-play urgency)
 PRIOR_EQEX = 9  # virtual wins of a ranked node's best child (0: no prior in the values)
-N_PARAMS = 10
+PW_AMAF = 10  # AMAF samples for a closed child to be opened before the model's next (0: off)
+N_PARAMS = 11
 
 MAX_DEPTH = 2048
 
@@ -92,7 +100,11 @@ def select_child(t: Tree, node: int, params: np.ndarray, schedule: np.ndarray, r
         sims = t.visits[node]
         if params[PW_SINCE_PROMOTION] > 0:
             sims -= params[PROMOTE_AT]
-        t.nopen[node] = open_count(schedule, sims, t.nchild[node])
+        k = open_count(schedule, sims, t.nchild[node])
+        if params[PW_AMAF] > 0:
+            for slot in range(t.nopen[node], k):
+                open_by_amaf(t, node, slot, params[PW_AMAF])
+        t.nopen[node] = k
     k = t.nopen[node]
     c = params[C_UCT]
     rave = params[RAVE] > 0
@@ -239,7 +251,9 @@ def simulate(
                     continue
                 mover = 3 - t.color[n]
                 r = black if mover == 1 else 1.0 - black
-                for ch in range(f, f + t.nopen[n]):
+                # closed children too when they may open by AMAF (tree.open_by_amaf)
+                last = t.nchild[n] if params[PW_AMAF] > 0 else t.nopen[n]
+                for ch in range(f, f + last):
                     loc = t.move[ch]
                     if loc != PASS and first_idx[loc] >= d and first_col[loc] == mover:
                         t.rave_n[ch] += 1.0

@@ -44,6 +44,7 @@ from gomove.play.search.kernels import (
     PRIOR_EQEX,
     PROMOTE_AT,
     PW,
+    PW_AMAF,
     PW_SINCE_PROMOTION,
     RAVE,
     RAVE_K,
@@ -171,6 +172,7 @@ class Search:
         p[PW_SINCE_PROMOTION] = float(c.pw_count == "promotion")
         p[FPU] = c.fpu
         p[PRIOR_EQEX] = c.prior_eqex
+        p[PW_AMAF] = c.pw_amaf
         return p
 
     def _root_moves(self, board: Board, color: int) -> tuple[np.ndarray, np.ndarray, bool]:

@@ -13,6 +13,9 @@ Terms:
   search may select. Unpruned nodes have all their children open; a node
   ranked by the full model (progressive widening) has its children sorted by
   the model's probability and opens them by the schedule.
+- AMAF opening (``SearchConfig.pw_amaf``): the child opened next is the closed
+  one whose AMAF win rate (over at least pw_amaf samples: closed children gather
+  AMAF statistics from the playouts too) is best, else the model's next.
 - schedule (Coulom 2007, journal version): the n-th best move is opened when
   t(n-1) simulations have been run, t(0) = 0, t(n+1) = t(n) + 40 x 1.4^n; so
   1 move at once, 2 after 40 simulations, 3 after 96, 4 after 174.4, ...
@@ -127,6 +130,32 @@ def pw_schedule(n_moves: int, base: float = 40.0, growth: float = 1.4) -> np.nda
     for n in range(1, len(t)):
         t[n] = t[n - 1] + base * growth ** (n - 1)
     return t
+
+
+@njit(cache=True)
+def open_by_amaf(t: Tree, node: int, slot: int, min_n: float) -> None:
+    """Move the closed child of node with the best AMAF win rate over at least min_n
+    AMAF samples into slot (the next to open), the closed children between keeping
+    the model's order; none with min_n samples: the model's next stays. Closed
+    children have no visits and no subtree, so only their move, prior and AMAF
+    statistics move."""
+    f = t.first[node]
+    best = -1
+    best_v = -1.0
+    for ch in range(f + slot, f + t.nchild[node]):
+        if t.rave_n[ch] >= min_n and t.rave_w[ch] / t.rave_n[ch] > best_v:
+            best_v = t.rave_w[ch] / t.rave_n[ch]
+            best = ch
+    if best <= f + slot:
+        return
+    move, prior, rn, rw = t.move[best], t.prior[best], t.rave_n[best], t.rave_w[best]
+    for ch in range(best, f + slot, -1):
+        t.move[ch] = t.move[ch - 1]
+        t.prior[ch] = t.prior[ch - 1]
+        t.rave_n[ch] = t.rave_n[ch - 1]
+        t.rave_w[ch] = t.rave_w[ch - 1]
+    t.move[f + slot], t.prior[f + slot] = move, prior
+    t.rave_n[f + slot], t.rave_w[f + slot] = rn, rw
 
 
 @njit(cache=True, inline="always")

@@ -252,8 +252,8 @@ def simulate(
                 mover = 3 - t.color[n]
                 r = black if mover == 1 else 1.0 - black
                 # closed children too when they may open by AMAF (tree.open_by_amaf)
-                last = t.nchild[n] if params[PW_AMAF] > 0 else t.nopen[n]
-                for ch in range(f, f + last):
+                n_amaf = t.nchild[n] if params[PW_AMAF] > 0 else t.nopen[n]
+                for ch in range(f, f + n_amaf):
                     loc = t.move[ch]
                     if loc != PASS and first_idx[loc] >= d and first_col[loc] == mover:
                         t.rave_n[ch] += 1.0

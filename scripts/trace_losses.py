@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from gomove.board.board import BLACK, WHITE, copy_board, new_board, play
-from gomove.board.coords import PASS, gtp_to_loc
+from gomove.board.coords import gtp_to_loc
 from gomove.play.match import GameResult, read_results
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
@@ -41,8 +41,7 @@ def _start(model: str, policy: str, sims: int) -> None:
 
 def _loc(move: str, size: int) -> tuple[int, int]:
     color, point = move.split()
-    loc = PASS if point.upper() == "PASS" else gtp_to_loc(point, size)
-    return (BLACK if color.upper() == "B" else WHITE), loc
+    return (BLACK if color.upper() == "B" else WHITE), gtp_to_loc(point, size)
 
 
 def model_rank(predictor: Predictor, board, color: int, loc: int) -> int:

@@ -32,10 +32,10 @@ def adjacent(loc: int, size: int) -> list[int]:
     return [to_loc(rr, cc, size) for rr, cc in steps if 0 <= rr < size and 0 <= cc < size]
 
 
-def string_at(color, loc: int, size: int) -> frozenset[int]:
-    """The stones of the string through the stone at loc, by flood fill."""
+def region_at(color, loc: int, size: int) -> frozenset[int]:
+    """The points joined to loc through points of loc's colour (stones or empty), by
+    flood fill."""
     c = color[loc]
-    assert c in (BLACK, WHITE), f"no stone at {loc}"
     seen = {loc}
     todo = [loc]
     while todo:
@@ -45,6 +45,12 @@ def string_at(color, loc: int, size: int) -> frozenset[int]:
                 seen.add(nb)
                 todo.append(nb)
     return frozenset(seen)
+
+
+def string_at(color, loc: int, size: int) -> frozenset[int]:
+    """The stones of the string through the stone at loc."""
+    assert color[loc] in (BLACK, WHITE), f"no stone at {loc}"
+    return region_at(color, loc, size)
 
 
 def liberties(color, stones, size: int) -> frozenset[int]:
@@ -676,14 +682,7 @@ def nakade_point(color, last: int, player: int, size: int, ko: int = -1) -> int:
     empties = [nb for nb in adjacent(last, size) if color[nb] == EMPTY]
     if not empties:
         return -1
-    region = {empties[0]}
-    todo = [empties[0]]
-    while todo:
-        p = todo.pop()
-        for nb in adjacent(p, size):
-            if color[nb] == EMPTY and nb not in region:
-                region.add(nb)
-                todo.append(nb)
+    region = region_at(color, empties[0], size)
     if len(region) > 6 or not set(empties) <= region:
         return -1
     if any(color[nb] == player for p in region for nb in adjacent(p, size)):

@@ -25,7 +25,6 @@ from synthetic import check_replay, random_position, recorded_game
 
 from gomove.board.board import BLACK, KO, TO_MOVE, WHITE, Board, W, copy_board, new_board, play
 from gomove.board.coords import PASS, from_loc
-from gomove.board.playout import new_rng, play_game, start_state
 from gomove.play.pattern.nakade import MAX_SPACE, nakade_move
 from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
@@ -43,16 +42,17 @@ def slow(b: Board, color: int, last: int) -> int:
     return ref.nakade_point(b.color, last, color, size, ko)
 
 
-def shape_of(b: Board, vital: int, size: int) -> int:
-    """The size of the empty region around a vital point (which shape it was)."""
-    region, todo = {vital}, [vital]
-    while todo:
-        p = todo.pop()
-        for nb in ref.adjacent(p, size):
-            if b.color[nb] == 0 and nb not in region:
-                region.add(nb)
-                todo.append(nb)
-    return len(region)
+def check_lasts(b: Board, color: int, lasts, size: int, found: dict[int, int]) -> None:
+    """fast == slow after each of the opponent's stones in lasts taken as the last move;
+    found counts the vital points by the size of their space."""
+    for last in lasts:
+        if b.color[last] != 3 - color:
+            continue
+        want = slow(b, color, last)
+        assert fast(b, color, last) == want, (from_loc(last, size), want)
+        if want >= 0:
+            n = len(ref.region_at(b.color, want, size))
+            found[n] = found.get(n, 0) + 1
 
 
 @pytest.mark.parametrize("size", [7, 9])
@@ -61,15 +61,7 @@ def test_nakade_move_equals_the_reference(size):
     found: dict[int, int] = {}
     for _ in range(400):
         b, _, _, _ = random_position(rnd, size, rnd.randrange(20, 160))
-        color = int(b.info[TO_MOVE])
-        for last in ref.board_points(size):
-            if b.color[last] != 3 - color:
-                continue
-            want = slow(b, color, last)
-            assert fast(b, color, last) == want, (from_loc(last, size), want)
-            if want >= 0:
-                n = shape_of(b, want, size)
-                found[n] = found.get(n, 0) + 1
+        check_lasts(b, int(b.info[TO_MOVE]), ref.board_points(size), size, found)
     assert found.get(3, 0) >= 10 and found.get(4, 0) >= 2, found
 
 
@@ -117,21 +109,14 @@ def walled_space(rnd: random.Random, size: int) -> tuple[Board, set[int]]:
 
 def test_nakade_move_equals_the_reference_on_walled_spaces():
     rnd = random.Random(3)
-    found: dict[frozenset, int] = {}
+    found: dict[int, int] = {}
     for _ in range(2000):
         size = rnd.choice((7, 9))
         try:
             b, wall = walled_space(rnd, size)
         except ValueError:  # a string without liberties
             continue
-        for last in wall:
-            if b.color[last] != WHITE:
-                continue
-            want = slow(b, BLACK, last)
-            assert fast(b, BLACK, last) == want, (from_loc(last, size), want)
-            if want >= 0:
-                n = shape_of(b, want, size)
-                found[n] = found.get(n, 0) + 1
+        check_lasts(b, BLACK, wall, size, found)
     assert set(found) == {3, 4, 5, 6} and min(found.values()) >= 10, found
 
 
@@ -256,13 +241,9 @@ def test_playouts_play_the_vital_point():
 def test_nakade_off_changes_nothing():
     start = new_board(7)
     policy = PatternPolicy.neutral()
-    games = []
-    for player in (policy.player(), policy.player(nakade=0.0)):
-        b = copy_board(start)
-        out = np.full(200, -99, np.int32)
-        play_game(b, BLACK, 7.5, new_rng(5), 200, player, start_state(player, b),
-                  np.zeros(49, np.int8), out)  # fmt: skip
-        games.append(out.tolist())
+    games = [
+        recorded_game(p, start, BLACK, 5)[0] for p in (policy.player(), policy.player(nakade=0.0))
+    ]
     assert games[0] == games[1]
 
 

@@ -35,7 +35,6 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import PASS
-from gomove.board.playout import new_rng, play_game, start_state
 from gomove.play.pattern.tactics import tactical_moves
 from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
@@ -194,13 +193,9 @@ def test_playouts_answer_by_tactical_moves(seed):
 def test_tactics_off_changes_nothing():
     start = new_board(7)
     policy = PatternPolicy.neutral()
-    games = []
-    for player in (policy.player(), policy.player(tactics=0.0)):
-        b = copy_board(start)
-        out = np.full(200, -99, np.int32)
-        play_game(b, BLACK, 7.5, new_rng(5), 200, player, start_state(player, b),
-                  np.zeros(49, np.int8), out)  # fmt: skip
-        games.append(out.tolist())
+    games = [
+        recorded_game(p, start, BLACK, 5)[0] for p in (policy.player(), policy.player(tactics=0.0))
+    ]
     assert games[0] == games[1]
 
 

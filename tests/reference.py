@@ -53,6 +53,26 @@ def string_at(color, loc: int, size: int) -> frozenset[int]:
     return region_at(color, loc, size)
 
 
+def cfg_distance(color, loc: int, size: int) -> dict[int, int]:
+    """Every point's distance from loc on the common fate graph, by breadth-first search
+    over its vertices: a string of stones is one vertex, an empty point another."""
+
+    def vertex(p: int) -> frozenset[int]:
+        return string_at(color, p, size) if color[p] in (BLACK, WHITE) else frozenset([p])
+
+    start = vertex(loc)
+    dist = {start: 0}
+    todo = [start]
+    for v in todo:  # todo grows as the search goes: a queue
+        for p in v:
+            for nb in adjacent(p, size):
+                u = vertex(nb)
+                if u not in dist:
+                    dist[u] = dist[v] + 1
+                    todo.append(u)
+    return {p: d for v, d in dist.items() for p in v}
+
+
 def liberties(color, stones, size: int) -> frozenset[int]:
     """The empty points next to any of the stones."""
     return frozenset(nb for s in stones for nb in adjacent(s, size) if color[nb] == EMPTY)

@@ -10,6 +10,9 @@
 - a ranked node opening by AMAF (pw_amaf) moves the closed child of the best
   AMAF win rate to the next open slot, the others in the model's order, as a
   list-based reference does, and the search then visits only open children;
+- a ranked node's children start with the tree prior's virtual visits and wins
+  (prior_even, and prior_local by the common-fate-graph distance from the last
+  move), which the selection counts and AMAF opening moves along;
 - it passes only when the board as it stands and the board without its dead
   stones (the referee's count) give the same winner.
 """
@@ -21,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import reference as ref
 from board_ascii import board_from
 from sgfmill import boards
 
@@ -104,6 +108,7 @@ def sgfmill_check(board: boards.Board, color: int, loc: int, size: int) -> None:
     dict(playouts="pattern", pw=True, rave=True),
     dict(playouts="pattern", pw=True, rave=True, lgr=2),
     dict(playouts="pattern", pw=True, rave=True, pw_amaf=2),
+    dict(playouts="pattern", pw=True, rave=True, pw_base=0, prior_even=4, prior_local=10),
 ])  # fmt: skip
 def test_never_illegal(capture_model, config):
     size = 7
@@ -208,10 +213,12 @@ def test_seconds_budget():
 
 
 @pytest.mark.parametrize("eqex", [0.0, 30.0, 300.0])
-def test_prior_virtual_wins(eqex):
-    """A ranked node's children start with eqex x sqrt(p / p_best) virtual wins: the
-    selection picks the child with the best (wins + virtual) / (visits + virtual),
-    computed here by hand (no exploration, no RAVE)."""
+@pytest.mark.parametrize("local", [False, True])
+def test_prior_virtual_wins(eqex, local):
+    """A ranked node's children start with eqex x sqrt(p / p_best) virtual wins, and
+    their own virtual visits and wins (vn, vw): the selection picks the child with the
+    best (wins + virtual) / (visits + virtual), computed here by hand (no exploration,
+    no RAVE)."""
     t = new_tree(16)
     root = reset_tree(t, WHITE)
     priors = np.array([0.6, 0.3, 0.1])
@@ -220,13 +227,16 @@ def test_prior_virtual_wins(eqex):
     f = int(t.first[root])
     t.visits[f : f + 3], t.wins[f : f + 3] = visits, wins
     t.visits[root] = 10_000  # every child open
+    vn, vw = (np.array([5.0, 5.0, 2000.0]), np.array([2.5, 2.5, 1990.0])) if local else (0, 0)
+    t.vn[f : f + 3], t.vw[f : f + 3] = vn, vw
     params = np.zeros(N_PARAMS)
     params[C_UCT], params[PRIOR_EQEX] = 0.0, eqex
     pn = eqex * np.sqrt(priors / priors[0])
-    want = int(np.argmax((wins + pn) / (visits + pn)))
+    want = int(np.argmax((wins + pn + vw) / (visits + pn + vn)))
     got = select_child(t, root, params, np.zeros(3), new_rng(0)) - f
     assert got == want
-    assert {0.0: 1, 30.0: 1, 300.0: 0}[eqex] == want  # the prior changes the choice
+    # the priors change the choice
+    assert ({0.0: 1, 30.0: 1, 300.0: 0}[eqex] if not local else 2) == want
 
 
 def amaf_order(children: list[tuple], slot: int, min_n: float) -> list[tuple]:
@@ -247,10 +257,15 @@ def ranked_tree(children: list[tuple]):
     f = int(t.first[root])
     t.rave_n[f : f + len(children)] = [c[2] for c in children]
     t.rave_w[f : f + len(children)] = [c[3] for c in children]
+    # virtual visits and wins that travel with their child: functions of its prior
+    t.vn[f : f + len(children)] = [7 * c[1] for c in children]
+    t.vw[f : f + len(children)] = [3 * c[1] for c in children]
     return t, root, f
 
 
 def children_of(t, f: int, k: int) -> list[tuple]:
+    for c in range(f, f + k):
+        assert t.vn[c] == 7 * t.prior[c] and t.vw[c] == 3 * t.prior[c]
     return [(int(t.move[c]), float(t.prior[c]), float(t.rave_n[c]), float(t.rave_w[c]))
             for c in range(f, f + k)]  # fmt: skip
 
@@ -294,6 +309,36 @@ def test_search_opens_by_amaf(capture_model):
     assert np.any(t.rave_n[f + n_open : f + k] > 0)  # closed moves gather AMAF samples
     with pytest.raises(ValueError, match="pw_amaf"):
         SearchConfig(pw_amaf=-1).validate()
+
+
+def test_tree_prior_by_distance_from_the_last_move(capture_model):
+    size = 9
+    board = new_board(size)
+    moves = parse_moves("B E5 W E6 B D6 W F5 B F6")
+    play_moves(board, [(c, gtp_to_loc(v, size)) for c, v in moves])
+    last = gtp_to_loc("F6", size)
+    cfg = SearchConfig(playouts="uniform", sims=1, resign=0, prior_even=14, prior_local=45)
+    s = Search(cfg, predictor=capture_model)
+    s.run(board, WHITE, 7.5)
+    t, r = s.tree, s.root
+    f, k = int(t.first[r]), int(t.nchild[r])
+    dist = ref.cfg_distance(board.color, last, size)
+    met = set()
+    for ch in range(f, f + k):
+        loc = int(t.move[ch])
+        d = dist.get(loc, 99) if loc != PASS else 99
+        bonus = {1: 45.0, 2: 40.0, 3: 15.0}.get(d, 0.0)
+        assert t.vn[ch] == pytest.approx(14 + bonus) and t.vw[ch] == pytest.approx(7 + bonus)
+        met.add(d if d <= 3 else 99)
+    assert met == {1, 2, 3, 99}
+    # nothing without the priors
+    s = Search(replace(cfg, prior_even=0, prior_local=0), predictor=capture_model)
+    s.run(board, WHITE, 7.5)
+    f, k = int(s.tree.first[s.root]), int(s.tree.nchild[s.root])
+    assert not s.tree.vn[f : f + k].any() and not s.tree.vw[f : f + k].any()
+    for name in ("prior_even", "prior_local"):
+        with pytest.raises(ValueError, match=name):
+            SearchConfig(**{name: -1}).validate()
 
 
 # --- passing: the board as it stands against the board without its dead stones --------

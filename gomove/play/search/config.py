@@ -41,6 +41,13 @@ class SearchConfig:
       (LightGammas.tempered; 1: the policy as learned, below 1 flatter, above sharper).
     prior_eqex: a ranked node's children start with prior_eqex x sqrt(p / p_best)
       virtual wins from the full model's probabilities (0: off).
+    prior_even: a ranked node's children start with prior_even virtual visits at a
+      win rate of 1/2 (Pachi's even prior; 0: off).
+    prior_local: a ranked node's children at common-fate-graph distance 1, 2 and 3
+      from the last move (gomove.board.distance) start with prior_local, 8/9 and
+      1/3 of it in virtual wins (Pachi's 9x9 profile 45/40/15; 0: off). With
+      pw_base=0 a ranked node opens every move at once and the priors alone order
+      the search, as in Pachi.
     sims / seconds: the budget of one search (whichever ends first; None: unused).
     resign: resign when the best move's win rate is below this (0: never), after
       resign_min_sims simulations.
@@ -50,7 +57,7 @@ class SearchConfig:
       removes dead stones first: without the check the search may pass out a game
       with groups in atari that the referee then scores for the other side.
     reuse: keep the subtree of the moves played between searches.
-    capacity: tree nodes (about 60 bytes each); chunk: simulations between clock reads.
+    capacity: tree nodes (about 80 bytes each); chunk: simulations between clock reads.
     """
 
     playouts: str = "pattern"
@@ -64,6 +71,8 @@ class SearchConfig:
     c_uct: float = 0.2
     fpu: float = 1.1
     prior_eqex: float = 0.0
+    prior_even: float = 0.0
+    prior_local: float = 0.0
     pw_amaf: float = 0.0
     playout_power: float = 1.0
     lgr: int = 0
@@ -108,6 +117,8 @@ class SearchConfig:
         for name in (
             "c_uct",
             "prior_eqex",
+            "prior_even",
+            "prior_local",
             "pw_amaf",
             "playout_power",
             "pw_base",

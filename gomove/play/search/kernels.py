@@ -92,7 +92,9 @@ def select_child(t: Tree, node: int, params: np.ndarray, schedule: np.ndarray, r
     In a node ranked by the full model, each child starts with prior_eqex x
     sqrt(p / p_best) virtual wins (p: its probability, p_best: the first child's),
     as Pachi seeds its tree from pattern gammas: the values start from the model's
-    opinion and the real visits outweigh it as they come.
+    opinion and the real visits outweigh it as they come. A child's virtual visits
+    and wins (tree.vn, tree.vw: SearchConfig.prior_even and prior_local) count the
+    same way.
     """
     f = t.first[node]
     eqex = params[PRIOR_EQEX] if t.ranked[node] and t.prior[f] > 0 else 0.0
@@ -118,16 +120,17 @@ def select_child(t: Tree, node: int, params: np.ndarray, schedule: np.ndarray, r
         ch = f + (off + i) % k
         n = t.visits[ch]
         pn = eqex * np.sqrt(t.prior[ch] / t.prior[f]) if eqex > 0 else 0.0
-        ne = n + pn  # real and virtual visits, the virtual ones all wins
+        ne = n + pn + t.vn[ch]  # real and virtual visits, the eqex ones all wins
+        w = t.wins[ch] + pn + t.vw[ch]
         if rave and t.rave_n[ch] > 0:
             rn = t.rave_n[ch]
-            q = (t.wins[ch] + pn) / ne if ne > 0 else 0.0
+            q = w / ne if ne > 0 else 0.0
             beta = rn / (rn + ne + rn * ne / rave_k)
             v = (1.0 - beta) * q + beta * t.rave_w[ch] / rn + c * np.sqrt(log_n / (n + 1))
         elif ne == 0:
             v = fpu
         else:
-            v = (t.wins[ch] + pn) / ne + c * np.sqrt(log_n / max(n, 1))
+            v = w / ne + c * np.sqrt(log_n / max(n, 1))
         if v > best_v:
             best_v = v
             best = ch

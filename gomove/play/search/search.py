@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gomove.board.board import BLACK, SIZE, WHITE, Board, copy_board, is_superko
+from gomove.board.board import BLACK, LAST, SIZE, WHITE, Board, copy_board, is_superko
 from gomove.board.coords import PASS
+from gomove.board.distance import cfg_distances
 from gomove.board.playout import (
     UNIFORM,
     area_score,
@@ -62,6 +63,9 @@ from gomove.play.search.tree import (
 )
 
 RESIGN = "resign"
+# virtual wins at CFG distance 1, 2, 3 from the last move, per unit of prior_local
+# (Pachi's small-board cfgd prior, 45/40/15 wins)
+LOCAL_PROFILE = np.array([0.0, 1.0, 40.0 / 45.0, 15.0 / 45.0])
 
 
 @dataclass
@@ -217,6 +221,8 @@ class Search:
             if not add_children(t, self.root, locs, priors, len(locs), ranked):
                 self.root = reset_tree(t, 3 - color)
                 add_children(t, self.root, locs, priors, len(locs), ranked)
+            if ranked:
+                self._tree_prior(self.root, board)
 
     # searching
 
@@ -273,7 +279,30 @@ class Search:
         pred = self.predictor.predict(board, color)
         order = pred.order()
         add_children(t, node, pred.locs[order], pred.probs[order], len(order), True)
+        self._tree_prior(node, board)
         t.info[PENDING] = -1
+
+    def _tree_prior(self, node: int, board: Board) -> None:
+        """The virtual visits and wins of a ranked node's children (board: its position):
+        prior_even visits at 1/2 each, and prior_local x LOCAL_PROFILE[d] wins for the
+        moves at CFG distance d = 1..3 from the last move."""
+        c, t = self.cfg, self.tree
+        if not (c.prior_even or c.prior_local):
+            return
+        f, k = int(t.first[node]), int(t.nchild[node])
+        vn = np.full(k, float(c.prior_even))
+        vw = 0.5 * vn
+        last = int(board.info[LAST])
+        if c.prior_local and last >= 0:
+            dist = np.empty(board.color.shape[0], np.int64)
+            cfg_distances(board, last, len(LOCAL_PROFILE) - 1, dist)
+            locs = t.move[f : f + k].astype(np.int64)
+            d = np.where(locs >= 0, dist[np.maximum(locs, 0)], -1)
+            bonus = np.where(d > 0, c.prior_local * LOCAL_PROFILE[np.maximum(d, 0)], 0.0)
+            vn += bonus
+            vw += bonus
+        t.vn[f : f + k] = vn
+        t.vw[f : f + k] = vw
 
     def _pv(self, node: int, max_len: int = 20) -> list[int]:
         t = self.tree

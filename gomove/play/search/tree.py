@@ -8,7 +8,9 @@ Terms:
   (``color``), its visits and the sum of its results for that colour
   (``wins``: 1 a win, 0 a loss, 1/2 a jigo), its prior (the full model's
   probability when a promotion ranked it, else 1/nchild) and its AMAF (RAVE)
-  statistics.
+  statistics, and its virtual visits and wins (``vn``, ``vw``: the tree
+  prior of SearchConfig.prior_even and prior_local, counted in the selection
+  value as if they had been played; zero unless a ranked node set them).
 - open children (``nopen``): the first nopen children are the ones the
   search may select. Unpruned nodes have all their children open; a node
   ranked by the full model (progressive widening) has its children sorted by
@@ -49,6 +51,8 @@ class Tree(NamedTuple):
     prior: np.ndarray  # float64[C]
     rave_n: np.ndarray  # float64[C]
     rave_w: np.ndarray  # float64[C] AMAF results for color
+    vn: np.ndarray  # float64[C] virtual visits (the tree prior)
+    vw: np.ndarray  # float64[C] virtual wins for color
     info: np.ndarray  # int64[N_INFO]
 
     @property
@@ -57,7 +61,7 @@ class Tree(NamedTuple):
 
 
 def new_tree(capacity: int) -> Tree:
-    """An empty tree of capacity nodes (about 60 bytes each)."""
+    """An empty tree of capacity nodes (about 80 bytes each)."""
     if capacity < 2:
         raise ValueError(f"a tree needs room for at least 2 nodes, not {capacity}")
     return Tree(
@@ -69,6 +73,8 @@ def new_tree(capacity: int) -> Tree:
         np.zeros(capacity, np.int32),
         np.zeros(capacity, np.bool_),
         np.zeros(capacity, np.int64),
+        np.zeros(capacity, np.float64),
+        np.zeros(capacity, np.float64),
         np.zeros(capacity, np.float64),
         np.zeros(capacity, np.float64),
         np.zeros(capacity, np.float64),
@@ -101,6 +107,8 @@ def init_node(t: Tree, n: int, move: int, color: int, parent: int, prior: float)
     t.prior[n] = prior
     t.rave_n[n] = 0.0
     t.rave_w[n] = 0.0
+    t.vn[n] = 0.0
+    t.vw[n] = 0.0
 
 
 @njit(cache=True)
@@ -137,8 +145,8 @@ def open_by_amaf(t: Tree, node: int, slot: int, min_n: float) -> None:
     """Move the closed child of node with the best AMAF win rate over at least min_n
     AMAF samples into slot (the next to open), the closed children between keeping
     the model's order; none with min_n samples: the model's next stays. Closed
-    children have no visits and no subtree, so only their move, prior and AMAF
-    statistics move."""
+    children have no visits and no subtree, so only their move, prior, AMAF
+    statistics and virtual visits move."""
     f = t.first[node]
     best = -1
     best_v = -1.0
@@ -149,13 +157,17 @@ def open_by_amaf(t: Tree, node: int, slot: int, min_n: float) -> None:
     if best <= f + slot:
         return
     move, prior, rn, rw = t.move[best], t.prior[best], t.rave_n[best], t.rave_w[best]
+    vn, vw = t.vn[best], t.vw[best]
     for ch in range(best, f + slot, -1):
         t.move[ch] = t.move[ch - 1]
         t.prior[ch] = t.prior[ch - 1]
         t.rave_n[ch] = t.rave_n[ch - 1]
         t.rave_w[ch] = t.rave_w[ch - 1]
+        t.vn[ch] = t.vn[ch - 1]
+        t.vw[ch] = t.vw[ch - 1]
     t.move[f + slot], t.prior[f + slot] = move, prior
     t.rave_n[f + slot], t.rave_w[f + slot] = rn, rw
+    t.vn[f + slot], t.vw[f + slot] = vn, vw
 
 
 @njit(cache=True, inline="always")

@@ -51,18 +51,25 @@ class PatternPolicy(LightGammas):
         replies: np.ndarray | None = None,
         tactics: float = 0.0,
         nakade: float = 0.0,
+        selfatari_max: int = 0,
     ) -> PatternPlayer:
         """This policy for the playout driver; with check, errors[0] counts the mismatches
         of the incremental state (gomove.play.pattern.check); replies: a table of last
         good replies the playouts answer by (gomove.play.pattern.replies; None: off);
         tactics: the probability of a tactical answer (gomove.play.pattern.tactics);
-        nakade: the probability of an eye space's vital point (gomove.play.pattern.nakade)."""
+        nakade: the probability of an eye space's vital point (gomove.play.pattern.nakade);
+        selfatari_max: a drawn move never leaves more stones in atari (0: no limit;
+        gomove.play.pattern.draw.big_self_atari)."""
         for name, p in (("tactics", tactics), ("nakade", nakade)):
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"{name} is a probability in [0, 1], not {p}")
+        if selfatari_max < 0:
+            raise ValueError(f"selfatari_max must be >= 0 (0: no limit), not {selfatari_max}")
         replies = no_replies() if replies is None else replies
         errors = np.zeros(1, np.int64)
-        return PatternPlayer(self.tables(), check, errors, replies, float(tactics), float(nakade))
+        return PatternPlayer(
+            self.tables(), check, errors, replies, float(tactics), float(nakade), int(selfatari_max)
+        )
 
     def run_playouts(
         self,

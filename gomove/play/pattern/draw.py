@@ -2,6 +2,12 @@
 
 Terms:
 - ``policy_gamma``: a point's gamma from light.levels_at alone, the reference.
+- big self-atari (``big_self_atari``, ``PatternPlayer.selfatari_max``): a
+  self-atari that leaves more than a limit of stones in atari. A playout with a
+  limit redraws such a move and ``draw_exact`` gives it no weight, so its moves
+  are drawn in proportion to policy_gamma over the other moves (Pachi's and
+  Fuego's playouts refuse these moves too: they throw away a group the playout
+  would otherwise live or make seki with).
 - hot point, proposal, acceptance, ``draw_exact``: as the package docstring
   says; ``collect_hot`` lists the hot points in ``s.pts`` (marked with the
   generation ``gen`` in ``s.mark``), ``hot_gammas`` fills ``s.hotval`` (v by
@@ -23,6 +29,33 @@ from gomove.play.pattern.tables import PolicyTables
 
 _UNIT = 1.0 / 9007199254740992.0  # 2**-53
 MAX_TRIES = 64  # rejections in a row before a move is drawn by a full scan
+
+
+@njit(cache=True, inline="always")
+def big_self_atari(bc, head, nxt, libs, nstones, w: int, loc: int, color: int, limit: int) -> bool:
+    """Would color's move at loc capture nothing and leave a string of more than limit
+    stones (the move's own included) with one liberty? (limit 0: never.)"""
+    if limit <= 0:
+        return False
+    n = 1
+    h0 = h1 = h2 = -1
+    for nb in (loc - w, loc - 1, loc + 1, loc + w):
+        c = bc[nb]
+        if c == color:
+            h = head[nb]
+            if h != h0 and h != h1 and h != h2:
+                n += nstones[h]
+                if h0 == -1:
+                    h0 = h
+                elif h1 == -1:
+                    h1 = h
+                else:
+                    h2 = h
+        elif c == 3 - color and libs[head[nb]] == 1:
+            return False  # a capture
+    if n <= limit:
+        return False
+    return self_atari_at(bc, head, nxt, libs, w, loc, color)
 
 
 @njit(cache=True, inline="always")
@@ -228,15 +261,29 @@ def acceptance(b: Board, p, color, gen, s: PatternState, t: PolicyTables, sa_yes
     return acc * sa_no
 
 
+@njit(cache=True, inline="always")
+def exact_gamma(b: Board, loc: int, color: int, last: int, ko: int, t: PolicyTables, sa_limit: int):
+    """policy_gamma, 0 for a big self-atari when sa_limit > 0."""
+    g = policy_gamma(b, loc, color, last, ko, t)
+    if g > 0.0 and big_self_atari(
+        b.color, b.head, b.nxt, b.libs, b.nstones, b.info[W], loc, color, sa_limit
+    ):
+        return 0.0
+    return g
+
+
 @njit(cache=True)
-def draw_exact(b: Board, color: int, last: int, ko: int, t: PolicyTables, rng: np.ndarray) -> int:
-    """A point drawn in proportion to policy_gamma by a full scan, or PASS."""
+def draw_exact(
+    b: Board, color: int, last: int, ko: int, t: PolicyTables, rng: np.ndarray, sa_limit: int = 0
+) -> int:
+    """A point drawn in proportion to policy_gamma by a full scan, or PASS; with
+    sa_limit, big self-ataris (big_self_atari) weigh nothing."""
     size = b.info[SIZE]
     w = b.info[W]
     total = 0.0
     for r in range(size):
         for c in range(size):
-            total += policy_gamma(b, (r + 1) * w + c + 1, color, last, ko, t)
+            total += exact_gamma(b, (r + 1) * w + c + 1, color, last, ko, t, sa_limit)
     if not total > 0.0:
         return PASS
     x = uniform01(rng) * total
@@ -244,7 +291,7 @@ def draw_exact(b: Board, color: int, last: int, ko: int, t: PolicyTables, rng: n
     for r in range(size):
         for c in range(size):
             p = (r + 1) * w + c + 1
-            g = policy_gamma(b, p, color, last, ko, t)
+            g = exact_gamma(b, p, color, last, ko, t, sa_limit)
             if g > 0.0:
                 fallback = p
                 x -= g

@@ -33,6 +33,7 @@ from gomove.play.pattern.check import check_gammas
 from gomove.play.pattern.draw import (
     MAX_TRIES,
     acceptance,
+    big_self_atari,
     collect_hot,
     draw_exact,
     hot_gammas,
@@ -62,6 +63,7 @@ class PatternPlayer(NamedTuple):
     replies: np.ndarray  # int32[2, L] or [2, 0]: last good replies (pattern.replies)
     tactics: float  # the probability of answering by a tactical move (pattern.tactics)
     nakade: float  # the probability of playing an eye space's vital point (pattern.nakade)
+    selfatari_max: int  # drawn moves leave at most this many stones in atari (0: any)
 
 
 @njit(cache=True, _nrt=False)
@@ -78,13 +80,14 @@ def play_moves(
     replies: np.ndarray,
     tactics: float,
     nakade: float,
+    selfatari_max: int = 0,
 ) -> int:
     """The move loop of a pattern-policy game on b, s holding b's base gammas;
     returns the number of moves played. A move answers the previous one by its
     playable last good reply when replies holds one, else, with probability
     tactics, by a tactical move when there is one, else, with probability nakade,
     by the vital point of the eye space next to it when there is one, else it is
-    drawn.
+    drawn (with selfatari_max, never a self-atari of more stones: draw.big_self_atari).
 
     Compiled without numba's reference counting (it allocates nothing, and
     its caller holds every array): counting references at every read of a
@@ -93,6 +96,7 @@ def play_moves(
     size = b.info[SIZE]
     w = b.info[W]
     bc, head, nxt, libs, nstones, bmark, info, zhash, hist = b
+    sa_limit = np.int64(selfatari_max)
     rows = s.rows
     sa_max, sa_yes, sa_no = self_atari_scale(t)
     gen = s.gen[0]
@@ -130,10 +134,12 @@ def play_moves(
                     break
                 acc = acceptance(b, move, color, gen, s, t, sa_yes, sa_no)
                 if acc >= 1.0 or uniform01(rng) < acc:
+                    if big_self_atari(bc, head, nxt, libs, nstones, w, move, color, sa_limit):
+                        continue  # redrawn: the draw is over the other moves
                     drawn = True
                     break
             if not drawn:
-                move = draw_exact(b, color, last, ko, t, rng)
+                move = draw_exact(b, color, last, ko, t, rng, sa_limit)
         if move == PASS:
             passes += 1
             play_arrays(bc, head, nxt, libs, nstones, bmark, info, zhash, hist, PASS, color)
@@ -194,6 +200,7 @@ def _pattern_moves(policy, state, b, color, rng, max_moves, moves_out):
                 policy.replies,
                 policy.tactics,
                 policy.nakade,
+                policy.selfatari_max,
             )
 
         return impl

@@ -34,6 +34,9 @@ class SearchConfig:
     nakade: the probability that a pattern playout answers the previous move, when
       it has neither a last good reply nor a tactical answer, by the vital point of
       the small eye space next to it (gomove.play.pattern.nakade; 0: off).
+    selfatari_max: a pattern playout's drawn move never leaves more than this many
+      stones in atari, capturing nothing (gomove.play.pattern.draw.big_self_atari;
+      0: no limit). Such moves throw away a group that could live or make seki.
     pw_amaf: a ranked node opens next, instead of the model's next move, the closed
       move with the best AMAF win rate over at least pw_amaf samples (the playouts'
       opinion of moves the model ranks low; 0: off, the model's order).
@@ -78,6 +81,7 @@ class SearchConfig:
     lgr: int = 0
     tactics: float = 0.0
     nakade: float = 0.0
+    selfatari_max: int = 0
     expand_at: int = 2
     sims: int | None = 5000
     seconds: float | None = None
@@ -104,6 +108,8 @@ class SearchConfig:
             raise ValueError(f"nakade is a probability in [0, 1], not {self.nakade!r}")
         if self.nakade and self.playouts != "pattern":
             raise ValueError("nakade (vital points in the playouts) needs playouts=pattern")
+        if self.selfatari_max and self.playouts != "pattern":
+            raise ValueError("selfatari_max (a limit in the playouts) needs playouts=pattern")
         if self.pw_count not in PW_COUNTS:
             raise ValueError(f"pw_count must be one of {PW_COUNTS}, not {self.pw_count!r}")
         if self.sims is None and self.seconds is None:
@@ -126,6 +132,7 @@ class SearchConfig:
             "chunk",
             "expand_at",
             "capacity",
+            "selfatari_max",
         ):
             if getattr(self, name) is None or getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")

@@ -32,6 +32,7 @@ from gomove.board.playout import (
     new_rng,
     start_state,
 )
+from gomove.play.pattern.playout import PatternPlayer
 from gomove.play.pattern.replies import new_replies, no_replies, replies_width
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
@@ -129,13 +130,19 @@ class Search:
             policy = policy.tempered(cfg.playout_power)
         self.policy = policy
         pattern = cfg.playouts == "pattern"
-        self.player = policy.player(tactics=cfg.tactics, nakade=cfg.nakade) if pattern else UNIFORM
+        self.player = self._player() if pattern else UNIFORM
         self.replies = no_replies()  # sized to the board at the first search (cfg.lgr)
         self.tree: Tree = new_tree(cfg.capacity)
         self.rng = new_rng(cfg.seed)
         self.root = -1  # no tree yet
         self.root_key: tuple[int, int, int] | None = None
         self.schedule = pw_schedule(362, cfg.pw_base, cfg.pw_growth)
+
+    def _player(self, replies: np.ndarray | None = None) -> PatternPlayer:
+        c = self.cfg
+        return self.policy.player(
+            replies=replies, tactics=c.tactics, nakade=c.nakade, selfatari_max=c.selfatari_max
+        )
 
     # the tree between searches
 
@@ -199,9 +206,7 @@ class Search:
         n, order = board.color.shape[0], int(self.cfg.lgr)
         if self.replies.shape[1] != replies_width(n, order):
             self.replies = new_replies(n, order)
-            self.player = self.policy.player(
-                replies=self.replies, tactics=self.cfg.tactics, nakade=self.cfg.nakade
-            )
+            self.player = self._player(self.replies)
 
     def _prepare_root(self, board: Board, color: int) -> None:
         t = self.tree

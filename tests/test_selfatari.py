@@ -18,7 +18,7 @@ import pytest
 import reference as ref
 from synthetic import check_replay, random_position, recorded_game
 
-from gomove.board.board import BLACK, TO_MOVE, W, copy_board, is_legal, play
+from gomove.board.board import BLACK, TO_MOVE, copy_board, is_legal, play
 from gomove.board.coords import PASS
 from gomove.play.pattern.draw import big_self_atari
 from gomove.play.policy import PatternPolicy
@@ -32,11 +32,6 @@ def slow(color, loc: int, player: int, size: int, limit: int) -> bool:
     return len(ref.string_at(new, loc, size)) > limit
 
 
-def fast(b, loc: int, player: int, limit: int) -> bool:
-    return big_self_atari(b.color, b.head, b.nxt, b.libs, b.nstones, int(b.info[W]), loc,
-                          player, limit)  # fmt: skip
-
-
 @pytest.mark.parametrize("size", [7, 9])
 def test_big_self_atari_equals_the_reference(size):
     rnd = random.Random(size)
@@ -47,7 +42,7 @@ def test_big_self_atari_equals_the_reference(size):
         for loc in ref.legal_moves(b.color, player, size, ko):
             limit = rnd.randrange(0, 5)
             want = slow(b.color, loc, player, size, limit)
-            assert fast(b, loc, player, limit) == want, (loc, limit)
+            assert big_self_atari(b, loc, player, limit) == want, (loc, limit)
             met[want] += 1
     assert met[True] >= 40, met
 

@@ -12,7 +12,23 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gomove.board.board import BLACK, EMPTY, WALL, WHITE, Board, neighbours
+from gomove.board.board import EMPTY, WALL, Board, neighbours
+
+
+@njit(cache=True, inline="always")
+def _reach(b: Board, q: int, d: int, out: np.ndarray, queue: np.ndarray, n: int) -> int:
+    """Put point q at distance d, with every stone of its string when it holds one, at
+    the end of the queue (n entries so far); returns the new length."""
+    s = q
+    while True:
+        out[s] = d
+        queue[n] = s
+        n += 1
+        if b.color[q] == EMPTY:
+            return n
+        s = b.nxt[s]
+        if s == q:
+            return n
 
 
 @njit(cache=True)
@@ -25,20 +41,7 @@ def cfg_distances(b: Board, loc: int, max_d: int, out: np.ndarray) -> None:
     """
     out[:] = -1
     queue = np.empty(b.color.shape[0], np.int64)
-    n = 0
-    if b.color[loc] == BLACK or b.color[loc] == WHITE:
-        s = loc
-        while True:
-            out[s] = 0
-            queue[n] = s
-            n += 1
-            s = b.nxt[s]
-            if s == loc:
-                break
-    else:
-        out[loc] = 0
-        queue[n] = loc
-        n += 1
+    n = _reach(b, loc, 0, out, queue, 0)
     i = 0
     while i < n:
         p = queue[i]
@@ -47,19 +50,5 @@ def cfg_distances(b: Board, loc: int, max_d: int, out: np.ndarray) -> None:
         if d >= max_d:
             continue
         for q in neighbours(b, p):
-            c = b.color[q]
-            if c == WALL or out[q] >= 0:
-                continue
-            if c == EMPTY:
-                out[q] = d + 1
-                queue[n] = q
-                n += 1
-                continue
-            s = q
-            while True:
-                out[s] = d + 1
-                queue[n] = s
-                n += 1
-                s = b.nxt[s]
-                if s == q:
-                    break
+            if b.color[q] != WALL and out[q] < 0:
+                n = _reach(b, q, d + 1, out, queue, n)

@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gomove.board.board import EMPTY, SIZE, WHITE, Board, W, first_liberty
+from gomove.board.board import EMPTY, SIZE, WHITE, Board, W, adjacent_strings, first_liberty
 from gomove.board.coords import PASS
 from gomove.board.playout import next_random
 from gomove.features.levels import capture_and_extension
-from gomove.features.light import levels_at, light_code, self_atari_at
+from gomove.features.light import is_self_atari, levels_at, light_code, self_atari_at
 from gomove.play.pattern.state import PatternState
 from gomove.play.pattern.tables import PolicyTables
 
@@ -32,30 +32,16 @@ MAX_TRIES = 64  # rejections in a row before a move is drawn by a full scan
 
 
 @njit(cache=True, inline="always")
-def big_self_atari(bc, head, nxt, libs, nstones, w: int, loc: int, color: int, limit: int) -> bool:
+def big_self_atari(b: Board, loc: int, color: int, limit: int) -> bool:
     """Would color's move at loc capture nothing and leave a string of more than limit
     stones (the move's own included) with one liberty? (limit 0: never.)"""
     if limit <= 0:
         return False
     n = 1
-    h0 = h1 = h2 = -1
-    for nb in (loc - w, loc - 1, loc + 1, loc + w):
-        c = bc[nb]
-        if c == color:
-            h = head[nb]
-            if h != h0 and h != h1 and h != h2:
-                n += nstones[h]
-                if h0 == -1:
-                    h0 = h
-                elif h1 == -1:
-                    h1 = h
-                else:
-                    h2 = h
-        elif c == 3 - color and libs[head[nb]] == 1:
-            return False  # a capture
-    if n <= limit:
-        return False
-    return self_atari_at(bc, head, nxt, libs, w, loc, color)
+    for h in adjacent_strings(b, loc, color):
+        if h != -1:
+            n += b.nstones[h]
+    return n > limit and is_self_atari(b, loc, color)
 
 
 @njit(cache=True, inline="always")
@@ -265,11 +251,7 @@ def acceptance(b: Board, p, color, gen, s: PatternState, t: PolicyTables, sa_yes
 def exact_gamma(b: Board, loc: int, color: int, last: int, ko: int, t: PolicyTables, sa_limit: int):
     """policy_gamma, 0 for a big self-atari when sa_limit > 0."""
     g = policy_gamma(b, loc, color, last, ko, t)
-    if g > 0.0 and big_self_atari(
-        b.color, b.head, b.nxt, b.libs, b.nstones, b.info[W], loc, color, sa_limit
-    ):
-        return 0.0
-    return g
+    return 0.0 if g > 0.0 and big_self_atari(b, loc, color, sa_limit) else g
 
 
 @njit(cache=True)

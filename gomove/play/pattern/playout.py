@@ -134,7 +134,7 @@ def play_moves(
                     break
                 acc = acceptance(b, move, color, gen, s, t, sa_yes, sa_no)
                 if acc >= 1.0 or uniform01(rng) < acc:
-                    if big_self_atari(bc, head, nxt, libs, nstones, w, move, color, sa_limit):
+                    if big_self_atari(b, move, color, sa_limit):
                         continue  # redrawn: the draw is over the other moves
                     drawn = True
                     break

@@ -8,20 +8,22 @@
 - balancing towards "Black wins" raises the playouts' P(Black wins), towards
   "White wins" lowers it, and reduces the squared error it minimizes;
 - positions are sampled reproducibly, labels resume and bad label lines are errors;
-- the CLI labels with a tiny model and trains, writing policy, metrics and plot.
+- the CLI labels with a tiny model and trains, writing policy, metrics and plot;
+- another engine labels over GTP: sent the moves before the position, its answer read.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
 from gamegen import random_sgf
 from synthetic import recorded_game
 
-from gomove.board.board import KO, LAST, SIZE, W, copy_board, play
+from gomove.board.board import BLACK, KO, LAST, SIZE, W, copy_board, play
 from gomove.board.coords import PASS
 from gomove.board.playout import default_max_moves
 from gomove.board.replay import board_at
@@ -30,6 +32,7 @@ from gomove.features.light_gammas import LightGammas
 from gomove.play.balance import (
     BalanceConfig,
     LevelParams,
+    analyze_value,
     balance,
     label_positions,
     playout_error,
@@ -209,3 +212,52 @@ def test_label_and_train_cli(sgf_dir, runs, tmp_path, capsys):
     with pytest.raises(SystemExit, match="no such file"):
         balance_main(["label", str(sgf_dir), "--model", str(tmp_path / "none.pt"), "--policy",
                       str(runs["policy"]), "--out", str(labels)])  # fmt: skip
+
+
+FAKE_ANALYZER = r"""
+import sys
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    cmd = line.split()
+    if not cmd:
+        continue
+    if cmd[0] == "quit":
+        print("=\n", flush=True)
+        break
+    log.write(line)
+    log.flush()
+    if cmd[0] == "lz-genmove_analyze":
+        print("=\ninfo move C3 visits 30 winrate 2500 prior 1000 order 0 pv C3 D4 "
+              "info move D4 visits 10 winrate 2000 prior 500 order 1 pv D4\nplay C3\n", flush=True)
+    else:
+        print("=\n", flush=True)
+"""
+
+
+def test_engine_labels_by_lz_genmove_analyze(sgf_dir, tmp_path):
+    """Another engine labels a position: it is sent the game's moves before the position
+    over GTP, and its chosen move's win rate (for the side to move) becomes Black's."""
+    script, log = tmp_path / "fake.py", tmp_path / "gtp.log"
+    script.write_text(FAKE_ANALYZER)
+    engine = [sys.executable, str(script), str(log)]
+    game = load_game(sgf_dir / "g0.sgf")
+    jobs = [(str(sgf_dir / "g0.sgf"), 1), (str(sgf_dir / "g0.sgf"), 6)]
+    got = label_positions(jobs, tmp_path / "l.jsonl", None, None, 0, progress=False,
+                          engine=engine)  # fmt: skip
+    to_move = [game.moves[m - 1][0] for _, m in jobs]
+    assert [x.value for x in got] == [0.25 if c == BLACK else 0.75 for c in to_move]
+    assert all(x.sims == 40 for x in got)
+    sent = [line.split() for line in log.read_text().splitlines()]
+    plays = [s[1:] for s in sent if s[0] == "play"]
+    expect = [["b" if c == BLACK else "w", "pass" if m is None else f"{'ABCDEFGHJ'[m[1]]}{m[0] + 1}"]
+              for c, m in game.moves[:5]]  # fmt: skip
+    assert plays == expect  # none before move 1, five before move 6
+    assert sum(s[0] == "clear_board" for s in sent) == 2 and ["komi", "7.5"] in sent
+
+
+def test_analyze_value_errors():
+    assert analyze_value("info move A1 visits 5 winrate 10000 order 0 pv A1\nplay A1") == (1.0, 5)
+    with pytest.raises(ValueError, match="no analysis"):
+        analyze_value("play A1")
+    with pytest.raises(ValueError, match="no order-0"):
+        analyze_value("info move A1 visits 5 order 1 pv A1")

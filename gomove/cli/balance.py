@@ -7,7 +7,9 @@ gomove-balance label GAMES... --model RUN/model.pt --policy RUN_LIGHT/policy.npz
 gomove-balance train --policy RUN_LIGHT/policy.npz --labels labels.jsonl --out RUN_SB/
 
 ``label`` searches positions drawn from the games (SGF files, or folders
-searched for them) and writes each one's win rate for Black. ``train`` moves the
+searched for them) and writes each one's win rate for Black; with
+``--engine "pachi -t =20000 threads=1"`` another program labels them
+(any engine that answers ``lz-genmove_analyze``). ``train`` moves the
 policy's gammas so that its playouts' mean outcome matches those values,
 holding out a share of the games (``--val``) to measure the playouts' squared
 error before and after, and writes RUN_SB/policy.npz (after every epoch),
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import zlib
 from pathlib import Path
 
@@ -33,11 +36,17 @@ from gomove.play.balance import (
     read_labels,
     sample_positions,
 )
+from gomove.play.match import find_program
 from gomove.play.policy import PatternPolicy
 
 
 def _label(args: argparse.Namespace) -> None:
-    for path in (args.model, args.policy):
+    engine = shlex.split(args.engine) if args.engine else None
+    if engine is None and not (args.model and args.policy):
+        raise SystemExit("gomove-balance: label needs --model and --policy, or --engine")
+    if engine is not None and find_program(engine[0]) is None:
+        raise SystemExit(f"gomove-balance: {engine[0]!r} not found")
+    for path in (args.model, args.policy) if engine is None else ():
         if not Path(path).is_file():
             raise SystemExit(f"gomove-balance: {path}: no such file")
     jobs, skipped = sample_positions(args.games, args.per_game, args.seed)
@@ -46,7 +55,7 @@ def _label(args: argparse.Namespace) -> None:
     if not jobs:
         raise SystemExit("gomove-balance: no positions: no game has enough moves")
     labels = label_positions(jobs, args.out, args.model, args.policy, args.sims,
-                             args.workers, args.seed)  # fmt: skip
+                             args.workers, args.seed, engine=engine)  # fmt: skip
     print(f"{args.out}: {len(labels)} labelled positions")
 
 
@@ -116,8 +125,10 @@ def main(argv: list[str] | None = None) -> None:
     sub = ap.add_subparsers(dest="command", required=True)
     lab = sub.add_parser("label", help="label positions of games by the search")
     lab.add_argument("games", nargs="+", help="SGF files, or folders of them")
-    lab.add_argument("--model", required=True, help="model.pt (progressive widening)")
-    lab.add_argument("--policy", required=True, help="policy.npz (the playouts)")
+    lab.add_argument("--model", help="model.pt (progressive widening)")
+    lab.add_argument("--policy", help="policy.npz (the playouts)")
+    lab.add_argument("--engine", help="or label by this GTP engine command's "
+                     "lz-genmove_analyze (e.g. \"pachi -t =20000 threads=1\")")  # fmt: skip
     lab.add_argument("--per-game", type=int, default=1, help="positions drawn per game")
     lab.add_argument("--sims", type=int, default=16000, help="simulations per position")
     lab.add_argument("--workers", type=int, default=1)

@@ -8,8 +8,11 @@ raised its win rate against Fuego from 69% to 78%. This module does the same
 for a gomove policy:
 
 - ``label_positions``: positions sampled from SGF games, each labelled by the
-  search (pattern playouts, progressive widening) with its win rate for
-  BLACK, written line by line to a JSONL file that a rerun extends.
+  search (pattern playouts, progressive widening) or by another engine over GTP
+  (``lz-genmove_analyze``: Leela Zero, KataGo, Pachi) with its win rate for
+  BLACK, written line by line to a JSONL file that a rerun extends. A
+  stronger program's labels give balancing something to correct: gomove's own
+  searches end in the very playouts being balanced.
 - ``balance``: policy-gradient simulation balancing (Silver and Tesauro's
   algorithm 1) over the labelled positions: per position, M playouts estimate
   V = P(BLACK wins), N more the gradient g of V by REINFORCE with V as
@@ -32,10 +35,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from gomove.board.board import BLACK, SIZE, Board
+from gomove.board.coords import GTP_COLUMNS
 from gomove.board.playout import default_max_moves, seed_state
 from gomove.board.replay import board_at
 from gomove.features.light import pattern_levels
 from gomove.features.light_gammas import LightGammas
+from gomove.play.match import GtpClient
 from gomove.play.pattern.balance import Gradient, balance_games, zero_gradient
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
@@ -109,13 +114,58 @@ def sample_positions(
 _worker: dict = {}
 
 
-def _init_labeller(model: str, policy: str, sims: int, seed: int) -> None:
+def _init_labeller(
+    model: str | None, policy: str | None, sims: int, seed: int, engine: list[str] | None
+) -> None:
+    if engine is not None:
+        _worker["engine"] = GtpClient(engine)
+        return
     cfg = SearchConfig(sims=sims, seed=seed, resign=0.0)
     _worker["search"] = Search(cfg, PatternPolicy.load(policy), Predictor.from_checkpoint(model))
 
 
+def analyze_value(text: str) -> tuple[float, int]:
+    """(win rate of the side to move, visits) of the move an ``lz-genmove_analyze``
+    answer chose: its last ``info`` line's ``order 0`` block (winrate in 1/10000),
+    visits summed over the line's moves."""
+    lines = [x for x in text.splitlines() if x.startswith("info ")]
+    if not lines:
+        raise ValueError(f"no analysis in the answer {text[:80]!r}")
+    blocks = [b.split() for b in lines[-1].split("info ")[1:]]
+    fields = [dict(zip(b[0::2], b[1::2], strict=False)) for b in blocks]
+    try:
+        best = next(f for f in fields if f.get("order") == "0")
+        return int(best["winrate"]) / 10_000, sum(int(f["visits"]) for f in fields)
+    except (StopIteration, KeyError, ValueError):
+        raise ValueError(f"no order-0 move with winrate in {lines[-1][:120]!r}") from None
+
+
+def _vertex(move: tuple[int, int] | None) -> str:
+    return "pass" if move is None else f"{GTP_COLUMNS[move[1]]}{move[0] + 1}"
+
+
+def engine_label(client: GtpClient, sgf: str, move: int, komi: float = 7.5) -> dict:
+    """Label the position before move ``move`` of sgf by an engine's genmove analysis."""
+    game = load_game(sgf)
+    if game.setup:
+        raise ValueError(f"{sgf}: setup stones cannot be sent over GTP play commands")
+    if not 1 <= move <= len(game.moves):
+        raise ValueError(f"{sgf}: move must be in 1..{len(game.moves)}, not {move}")
+    client.new_game(game.size, komi)
+    for color, m in game.moves[: move - 1]:
+        client.must(f"play {'b' if color == BLACK else 'w'} {_vertex(m)}")
+    to_move = game.moves[move - 1][0]
+    win, visits = analyze_value(
+        client.must(f"lz-genmove_analyze {'b' if to_move == BLACK else 'w'} 100000")
+    )
+    value = win if to_move == BLACK else 1.0 - win
+    return {"sgf": sgf, "move": move, "value": round(value, 5), "sims": visits}
+
+
 def _label(job: tuple[str, int]) -> dict:
     sgf, move = job
+    if "engine" in _worker:
+        return engine_label(_worker["engine"], sgf, move)
     board, to_move = board_at(load_game(sgf), move)
     search: Search = _worker["search"]
     search.clear()
@@ -127,21 +177,23 @@ def _label(job: tuple[str, int]) -> dict:
 def label_positions(
     jobs: Sequence[tuple[str, int]],
     out: str | Path,
-    model: str,
-    policy: str,
+    model: str | None,
+    policy: str | None,
     sims: int,
     workers: int = 1,
     seed: int = 0,
     progress: bool = True,
+    engine: list[str] | None = None,
 ) -> list[Labelled]:
-    """Label each (sgf, move) by a search of sims simulations (komi 7.5), appending to the
-    JSONL file out as each finishes; positions already in out are not searched again."""
+    """Label each (sgf, move) by a search of sims simulations (komi 7.5), or by the GTP
+    engine command ``engine`` (its own budget), appending to the JSONL file out as each
+    finishes; positions already in out are not searched again."""
     out = Path(out)
     done = {(x.sgf, x.move) for x in read_labels(out)} if out.exists() else set()
     todo = [j for j in jobs if j not in done]
     if todo:
         with ProcessPoolExecutor(workers, initializer=_init_labeller,
-                                 initargs=(model, policy, sims, seed)) as ex, \
+                                 initargs=(model, policy, sims, seed, engine)) as ex, \
                 open(out, "a") as f:  # fmt: skip
             for d in tqdm(ex.map(_label, todo, chunksize=4), total=len(todo), desc="label",
                           disable=not progress):  # fmt: skip

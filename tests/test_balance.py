@@ -249,8 +249,11 @@ def test_engine_labels_by_lz_genmove_analyze(sgf_dir, tmp_path):
     assert all(x.sims == 40 for x in got)
     sent = [line.split() for line in log.read_text().splitlines()]
     plays = [s[1:] for s in sent if s[0] == "play"]
-    expect = [["b" if c == BLACK else "w", "pass" if m is None else f"{'ABCDEFGHJ'[m[1]]}{m[0] + 1}"]
-              for c, m in game.moves[:5]]  # fmt: skip
+
+    def vertex(m):
+        return "pass" if m is None else f"{'ABCDEFGHJ'[m[1]]}{m[0] + 1}"
+
+    expect = [["b" if c == BLACK else "w", vertex(m)] for c, m in game.moves[:5]]
     assert plays == expect  # none before move 1, five before move 6
     assert sum(s[0] == "clear_board" for s in sent) == 2 and ["komi", "7.5"] in sent
 

@@ -16,6 +16,7 @@ import io
 import json
 import random
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ import pytest
 from sgfmill import sgf
 
 from gomove.board.board import new_board, play
+from gomove.cli.match import main as match_main
 from gomove.play.game import GameState
 from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.protocol import parse_command, preprocess
@@ -331,3 +333,28 @@ def test_fuzz_gtp_process():
     assert len(answers) == expected
     assert all(b.lstrip("\n")[0] in "=?" for b in answers)
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(find_program("gnugo") is None, reason="GNU Go is not installed")
+def test_match_cli_plays_another_engine(runs, tmp_path, capsys):
+    """--engine: any GTP program in gomove's place, each row's ARGS added to its command."""
+    engine = shlex.join([sys.executable, "-m", "gomove.cli.gtp", "--policy", str(runs["policy"]),
+                         "--sims", "20", "--no-pw"])  # fmt: skip
+    out = tmp_path / "cal"
+    match_main(["--engine", engine, "--row", "uni=--uniform", "--size", "5", "--komi", "0.5",
+                "--games", "2", "--level", "1", "--out", str(out)])  # fmt: skip
+    spec = json.loads((out / "uni" / "match.json").read_text())
+    assert spec["gomove"] == engine + " --uniform" and spec["games"] == 2
+    assert len(read_results(out / "uni")) == 2
+    table = (out / "table.md").read_text()
+    assert table.startswith(Path(sys.executable).name) and "its own budget" in table
+    assert "| uni | 2 |" in table
+
+
+def test_match_cli_errors(tmp_path):
+    with pytest.raises(SystemExit, match="at least one --row"):
+        match_main(["--engine", sys.executable, "--out", str(tmp_path / "x")])
+    with pytest.raises(SystemExit, match="program not found"):
+        match_main(["--engine", "no-such-engine-x", "--row", "a=", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="--model and --policy"):
+        match_main(["--out", str(tmp_path / "x")])

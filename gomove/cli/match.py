@@ -9,6 +9,13 @@ Default rows: uniform (uniform playouts, plain UCT), pattern (pattern
 playouts, plain UCT), pattern+pw (pattern playouts and progressive widening).
 Rows are NAME=ARGS with gomove-gtp arguments added to the common ones.
 Running the same command again resumes every row where it stopped.
+
+--engine plays another GTP program in gomove's place under the same harness
+(a calibration: the same opponent, colours, komi and referee), each row's ARGS
+added to its command; its own options set its budget:
+
+gomove-match --engine "pachi --nodcnn -t =5000" --row "moggy=threads=1,pondering=0" \
+    --row "light=threads=1,pondering=0,playout=light" --size 9 --out matches/pachi
 """
 
 from __future__ import annotations
@@ -32,8 +39,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="gomove-match", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])  # fmt: skip
-    ap.add_argument("--model", required=True, help="model.pt (progressive widening)")
-    ap.add_argument("--policy", required=True, help="policy.npz (pattern playouts)")
+    ap.add_argument("--model", help="model.pt (progressive widening)")
+    ap.add_argument("--policy", help="policy.npz (pattern playouts)")
+    ap.add_argument("--engine", help="or play this GTP engine command in gomove's place")
     ap.add_argument("--size", type=int, default=9)
     ap.add_argument("--komi", type=float, default=7.5)
     ap.add_argument("--games", type=int, default=100, help="games per row")
@@ -48,15 +56,25 @@ def main(argv: list[str] | None = None) -> None:
     gnugo = find_program(args.gnugo)
     if gnugo is None:
         sys.exit(f"gomove-match: {args.gnugo!r} not found (Debian: apt-get install gnugo)")
-    for path in (args.model, args.policy):
-        if not Path(path).is_file():
-            sys.exit(f"gomove-match: {path}: no such file")
+    if args.engine:
+        base = shlex.split(args.engine)
+        if not base or find_program(base[0]) is None:
+            sys.exit(f"gomove-match: --engine {args.engine!r}: program not found")
+        if not args.row:
+            sys.exit("gomove-match: --engine needs at least one --row NAME=ARGS")
+    else:
+        if not (args.model and args.policy):
+            sys.exit("gomove-match: --model and --policy are required (or --engine)")
+        for path in (args.model, args.policy):
+            if not Path(path).is_file():
+                sys.exit(f"gomove-match: {path}: no such file")
+        budget = (
+            ["--sims", str(args.sims)] if args.seconds is None else ["--seconds", str(args.seconds)]
+        )
+        base = [sys.executable, "-m", "gomove.cli.gtp", "--model", args.model,
+                "--policy", args.policy, *budget, "--seed", "0"]  # fmt: skip
     opponent = [gnugo, "--mode", "gtp", "--level", str(args.level), "--chinese-rules"]
-    budget = (
-        ["--sims", str(args.sims)] if args.seconds is None else ["--seconds", str(args.seconds)]
-    )
-    base = [sys.executable, "-m", "gomove.cli.gtp", "--model", args.model,
-            "--policy", args.policy, *budget]  # fmt: skip
+    tested = shlex.split(args.engine)[0].rsplit("/", 1)[-1] if args.engine else "gomove"
     rows = []
     for spec in args.row or DEFAULT_ROWS:
         name, sep, extra = spec.partition("=")
@@ -70,19 +88,25 @@ def main(argv: list[str] | None = None) -> None:
 
         def progress(r, done, name=name):
             s = summary(list(done.values()))
-            print(f"  {name} game {r.index}: gomove {r.gomove_color} "
+            print(f"  {name} game {r.index}: {tested} {r.gomove_color} "
                   f"{'won' if r.gomove_won else 'lost'} ({r.how} {r.referee_score}) "
                   f"-> {s['wins']:g}/{s['games']}", flush=True)  # fmt: skip
 
         results = run_match(
-            out / name, base + ["--seed", "0"] + extra, opponent, args.games, args.size,
-            args.komi, workers=args.workers, names=(f"gomove {name}", f"GNU Go {args.level}"),
+            out / name, base + extra, opponent, args.games, args.size,
+            args.komi, workers=args.workers, names=(f"{tested} {name}", f"GNU Go {args.level}"),
             progress=progress,
         )  # fmt: skip
         table.append((name, extra, summary(results)))
-    budget_text = f"{args.sims} simulations" if args.seconds is None else f"{args.seconds} s"
+    budget_text = (
+        "its own budget"
+        if args.engine
+        else f"{args.sims} simulations"
+        if args.seconds is None
+        else f"{args.seconds} s"
+    )
     lines = [
-        f"gomove against GNU Go 3.8 level {args.level}, {args.size}x{args.size}, komi "
+        f"{tested} against GNU Go 3.8 level {args.level}, {args.size}x{args.size}, komi "
         f"{args.komi:g}, Chinese rules, {budget_text} per move",
         "",
         "| configuration | games | wins | win rate | 95% CI | as black | as white | "
@@ -98,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     for name, _, s in table:
         if s["disagreements"]:
-            lines.append(f"\n{name}: gomove's final_score disagreed with GNU Go's in games "
+            lines.append(f"\n{name}: {tested}'s final_score disagreed with GNU Go's in games "
                          + ", ".join(map(str, s["disagreements"])))  # fmt: skip
     text = "\n".join(lines) + "\n"
     atomic_write_text(out / "table.md", text)

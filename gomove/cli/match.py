@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
         base = [sys.executable, "-m", "gomove.cli.gtp", "--model", args.model,
                 "--policy", args.policy, *budget, "--seed", "0"]  # fmt: skip
     opponent = [gnugo, "--mode", "gtp", "--level", str(args.level), "--chinese-rules"]
-    tested = shlex.split(args.engine)[0].rsplit("/", 1)[-1] if args.engine else "gomove"
+    tested = Path(base[0]).name if args.engine else "gomove"
     rows = []
     for spec in args.row or DEFAULT_ROWS:
         name, sep, extra = spec.partition("=")

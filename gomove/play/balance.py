@@ -35,7 +35,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from gomove.board.board import BLACK, SIZE, Board
-from gomove.board.coords import GTP_COLUMNS
+from gomove.board.coords import loc_to_gtp, move_to_loc
 from gomove.board.playout import default_max_moves, seed_state
 from gomove.board.replay import board_at
 from gomove.features.light import pattern_levels
@@ -140,10 +140,6 @@ def analyze_value(text: str) -> tuple[float, int]:
         raise ValueError(f"no order-0 move with winrate in {lines[-1][:120]!r}") from None
 
 
-def _vertex(move: tuple[int, int] | None) -> str:
-    return "pass" if move is None else f"{GTP_COLUMNS[move[1]]}{move[0] + 1}"
-
-
 def engine_label(client: GtpClient, sgf: str, move: int, komi: float = 7.5) -> dict:
     """Label the position before move ``move`` of sgf by an engine's genmove analysis."""
     game = load_game(sgf)
@@ -153,7 +149,8 @@ def engine_label(client: GtpClient, sgf: str, move: int, komi: float = 7.5) -> d
         raise ValueError(f"{sgf}: move must be in 1..{len(game.moves)}, not {move}")
     client.new_game(game.size, komi)
     for color, m in game.moves[: move - 1]:
-        client.must(f"play {'b' if color == BLACK else 'w'} {_vertex(m)}")
+        vertex = loc_to_gtp(move_to_loc(m, game.size), game.size)
+        client.must(f"play {'b' if color == BLACK else 'w'} {vertex}")
     to_move = game.moves[move - 1][0]
     win, visits = analyze_value(
         client.must(f"lz-genmove_analyze {'b' if to_move == BLACK else 'w'} 100000")

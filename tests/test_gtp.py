@@ -117,16 +117,33 @@ def parse_info(line: str) -> list[dict]:
     return moves
 
 
+def test_analysis_stream_writes_no_empty_line(capture_model):
+    """An update with nothing searched yet writes nothing: an empty line would end the
+    GTP response, and the client would read the next lines as garbage."""
+    e = engine(capture_model)
+    answer(e, "boardsize 9", lambda s: None, lambda: False)
+    out: list[str] = []
+    calls = iter(range(10))
+    e._stream(1, 0.05, out.append, lambda: next(calls) >= 2, lambda r: "")
+    assert out == []
+    calls = iter(range(10))
+    e._stream(1, 0.05, out.append, lambda: next(calls) >= 2, lambda r: "info x")
+    assert out == ["info x\n", "info x\n"]
+
+
 def test_lz_and_kata_analyze_lines_parse(capture_model):
     e = engine(capture_model)
     e.search_cfg.sims = 200
     for cmd in ("boardsize 9", "play b E5", "play w C3"):
         answer(e, cmd, lambda s: None, lambda: False)
+    warm = iter(range(10))  # compiled kernels, so that every interval searches something
+    answer(e, "lz-analyze b 5", lambda s: None, lambda: next(warm) >= 1)
     out: list[str] = []
     calls = iter(range(10))
     answer(e, "lz-analyze b 5", out.append, lambda: next(calls) >= 3)
     text = "".join(out).split("\n")
     assert text[0] == "=" and text[-2:] == ["", ""]
+    assert all(text[1:-2])  # no empty line inside the response: it would end it
     infos = [x for x in text if x.startswith("info")]
     assert len(infos) == 3
     for line in infos:

@@ -368,7 +368,9 @@ class GtpEngine:
             step = interval if max_seconds is None else min(interval, max_seconds)
             r = self.search.run(g.board, color, g.komi, g.passes, sims=None, seconds=step)
             self.last_result = r
-            write(line_of(r) + "\n")
+            line = line_of(r)
+            if line:  # nothing searched yet (a first search still compiling): an empty
+                write(line + "\n")  # line would end the GTP response for the client
             if self.search.tree.visits[self.search.root] > 50_000_000:
                 break
 

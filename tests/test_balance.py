@@ -212,6 +212,9 @@ def test_label_and_train_cli(sgf_dir, runs, tmp_path, capsys):
     with pytest.raises(SystemExit, match="no such file"):
         balance_main(["label", str(sgf_dir), "--model", str(tmp_path / "none.pt"), "--policy",
                       str(runs["policy"]), "--out", str(labels)])  # fmt: skip
+    with pytest.raises(SystemExit, match="program not found"):
+        balance_main(["label", str(sgf_dir), "--engine", "no-such-engine-x", "--out",
+                      str(labels)])  # fmt: skip
 
 
 FAKE_ANALYZER = r"""

@@ -31,7 +31,14 @@ from gomove.play.game import GameState
 from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.protocol import parse_command, preprocess
 from gomove.play.gtp.server import answer, serve
-from gomove.play.match import find_program, read_results, run_match, summary, wilson
+from gomove.play.match import (
+    engine_command,
+    find_program,
+    read_results,
+    run_match,
+    summary,
+    wilson,
+)
 from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
 
@@ -375,3 +382,15 @@ def test_match_cli_errors(tmp_path):
         match_main(["--engine", "no-such-engine-x", "--row", "a=", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="--model and --policy"):
         match_main(["--out", str(tmp_path / "x")])
+
+
+def test_engine_command_resolves_its_program():
+    """The program is resolved as find_program does (PATH, then /usr/games), so a
+    command that passed the check also starts; shell quoting is kept."""
+    got = engine_command(f"{Path(sys.executable).name} -c 'print(1)'")
+    assert Path(got[0]).is_absolute() and got[1:] == ["-c", "print(1)"]
+    if find_program("gnugo") is not None:
+        assert engine_command("gnugo --mode gtp") == [find_program("gnugo"), "--mode", "gtp"]
+    for bad in ("", "no-such-engine-x --x"):
+        with pytest.raises(ValueError, match="program not found"):
+            engine_command(bad)

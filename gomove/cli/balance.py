@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import zlib
 from pathlib import Path
 
@@ -36,16 +35,17 @@ from gomove.play.balance import (
     read_labels,
     sample_positions,
 )
-from gomove.play.match import find_program
+from gomove.play.match import engine_command
 from gomove.play.policy import PatternPolicy
 
 
 def _label(args: argparse.Namespace) -> None:
-    engine = shlex.split(args.engine) if args.engine else None
+    try:
+        engine = engine_command(args.engine) if args.engine else None
+    except ValueError as e:
+        raise SystemExit(f"gomove-balance: --engine {e}") from None
     if engine is None and not (args.model and args.policy):
         raise SystemExit("gomove-balance: label needs --model and --policy, or --engine")
-    if engine is not None and find_program(engine[0]) is None:
-        raise SystemExit(f"gomove-balance: {engine[0]!r} not found")
     for path in (args.model, args.policy) if engine is None else ():
         if not Path(path).is_file():
             raise SystemExit(f"gomove-balance: {path}: no such file")

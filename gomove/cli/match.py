@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from gomove.atomic import atomic_write_text
-from gomove.play.match import find_program, run_match, summary
+from gomove.play.match import engine_command, find_program, run_match, summary
 
 DEFAULT_ROWS = (
     "uniform=--uniform --no-pw",
@@ -57,9 +57,10 @@ def main(argv: list[str] | None = None) -> None:
     if gnugo is None:
         sys.exit(f"gomove-match: {args.gnugo!r} not found (Debian: apt-get install gnugo)")
     if args.engine:
-        base = shlex.split(args.engine)
-        if not base or find_program(base[0]) is None:
-            sys.exit(f"gomove-match: --engine {args.engine!r}: program not found")
+        try:
+            base = engine_command(args.engine)
+        except ValueError as e:
+            sys.exit(f"gomove-match: --engine {e}")
         if not args.row:
             sys.exit("gomove-match: --engine needs at least one --row NAME=ARGS")
     else:

@@ -36,6 +36,16 @@ def find_program(name: str) -> str | None:
     return shutil.which(name) or shutil.which(name, path="/usr/games")
 
 
+def engine_command(text: str) -> list[str]:
+    """A GTP engine's command line (shell words), its program resolved by find_program,
+    so that one found only in /usr/games also starts; ValueError when it is not found."""
+    words = shlex.split(text)
+    program = find_program(words[0]) if words else None
+    if program is None:
+        raise ValueError(f"{text!r}: program not found")
+    return [program, *words[1:]]
+
+
 class GtpClient:
     """An engine process spoken to over GTP."""
 

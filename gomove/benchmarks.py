@@ -532,6 +532,7 @@ SEARCH_ROWS = {
     "pattern+pw+tactics": dict(playouts="pattern", pw=True, tactics=1.0),
     "pattern+pw+nakade": dict(playouts="pattern", pw=True, nakade=1.0),
     "pattern+pw+selfatari2": dict(playouts="pattern", pw=True, selfatari_max=2),
+    "pattern+pw+local4": dict(playouts="pattern", pw=True, local=1.0, local_min=4.0),
     # Pachi's tree priors, every move of a ranked node open
     "pattern+priors": dict(
         playouts="pattern", pw=True, pw_base=0, prior_eqex=100, prior_even=14, prior_local=45
@@ -568,10 +569,10 @@ def bench_search(
                       "sims_per_s": round(rate), "raw_pattern_playouts_per_s": round(raw),
                       "ratio_to_raw_pattern": round(rate / raw, 3), "promotions": res.promotions,
                       "tree_nodes": res.tree_nodes}  # fmt: skip
-            # the target is the tree's cost over the same playouts: tactics, nakade and
-            # selfatari_max change the playouts themselves, so their ratio also holds
-            # their own cost and has none
-            changed = kw.get("tactics") or kw.get("nakade") or kw.get("selfatari_max")
+            # the target is the tree's cost over the same playouts: tactics, nakade,
+            # selfatari_max and local change the playouts themselves, so their ratio
+            # also holds their own cost and has none
+            changed = any(kw.get(k) for k in ("tactics", "nakade", "selfatari_max", "local"))
             if row != "uniform" and not changed and size == 19:
                 record["target_ratio"] = 0.8
                 record["ok"] = rate >= 0.8 * raw

@@ -26,7 +26,10 @@ from gomove.board.board import (
 from gomove.board.coords import NO_MOVE, PASS
 from gomove.board.playout import default_max_moves, new_rng, play_game, start_state
 from gomove.data.batch import Batch
+from gomove.features.light import LIGHT_LEVELS, pattern_levels
+from gomove.features.light_gammas import LEVEL_GROUPS
 from gomove.models.fbt import FactorizationBT
+from gomove.play.policy import PatternPolicy
 from gomove.train.flat import FlatData
 from gomove.train.specs import register
 
@@ -133,6 +136,18 @@ def random_position(rnd, size: int, n_moves: int):
         play(b, loc, color)
         last, last2 = loc, last
     return b, last, last2, ko
+
+
+def random_policy(seed: int, sigma: float = 1.5) -> PatternPolicy:
+    """Log-normal gammas for every pattern level and every other level."""
+    rs = np.random.default_rng(seed)
+    level_codes, raw_to_level = pattern_levels()
+    level_gamma = np.concatenate([[1.0], np.exp(rs.normal(0, sigma, len(level_codes)))])
+    others = [
+        np.concatenate([[1.0], np.exp(rs.normal(0, sigma, len(LIGHT_LEVELS[g])))])
+        for g in LEVEL_GROUPS
+    ]
+    return PatternPolicy(level_gamma[raw_to_level], *others)
 
 
 def random_fbt(n_features: int, k: int, seed: int, scale: float = 0.5) -> FactorizationBT:

@@ -33,7 +33,7 @@ import pytest
 import reference as ref
 import torch
 from board_ascii import board_from, loc_of
-from synthetic import CORNER, EYES, check_replay, tiny
+from synthetic import CORNER, EYES, check_replay, random_policy, tiny
 
 from gomove.board.board import (
     BLACK,
@@ -73,18 +73,6 @@ from gomove.features.light_gammas import LEVEL_GROUPS
 from gomove.play.pattern.check import check_gammas
 from gomove.play.pattern.draw import collect_hot, hot_gammas, policy_gamma
 from gomove.play.policy import PatternPolicy
-
-
-def random_policy(seed: int, sigma: float = 1.5) -> PatternPolicy:
-    """Log-normal gammas for every pattern level and every other level."""
-    rs = np.random.default_rng(seed)
-    level_codes, raw_to_level = pattern_levels()
-    level_gamma = np.concatenate([[1.0], np.exp(rs.normal(0, sigma, len(level_codes)))])
-    others = [
-        np.concatenate([[1.0], np.exp(rs.normal(0, sigma, len(LIGHT_LEVELS[g])))])
-        for g in LEVEL_GROUPS
-    ]
-    return PatternPolicy(level_gamma[raw_to_level], *others)
 
 
 def with_self_atari(policy: PatternPolicy, gamma: float) -> PatternPolicy:

@@ -18,6 +18,7 @@ import numpy as np
 from gomove.board.board import Board
 from gomove.board.playout import run_playouts
 from gomove.features.light_gammas import LightGammas
+from gomove.play.pattern.local import open_gamma
 from gomove.play.pattern.playout import PatternPlayer
 from gomove.play.pattern.replies import no_replies
 from gomove.play.pattern.tables import PolicyTables, build_tables
@@ -52,6 +53,8 @@ class PatternPolicy(LightGammas):
         tactics: float = 0.0,
         nakade: float = 0.0,
         selfatari_max: int = 0,
+        local: float = 0.0,
+        local_min: float = 4.0,
     ) -> PatternPlayer:
         """This policy for the playout driver; with check, errors[0] counts the mismatches
         of the incremental state (gomove.play.pattern.check); replies: a table of last
@@ -59,16 +62,29 @@ class PatternPolicy(LightGammas):
         tactics: the probability of a tactical answer (gomove.play.pattern.tactics);
         nakade: the probability of an eye space's vital point (gomove.play.pattern.nakade);
         selfatari_max: a drawn move never leaves more stones in atari (0: no limit;
-        gomove.play.pattern.draw.big_self_atari)."""
-        for name, p in (("tactics", tactics), ("nakade", nakade)):
+        gomove.play.pattern.draw.big_self_atari); local: the probability of a good-shape
+        answer next to the last two moves, a good shape's 3x3 gamma at least local_min
+        times the open point's (gomove.play.pattern.local)."""
+        for name, p in (("tactics", tactics), ("nakade", nakade), ("local", local)):
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"{name} is a probability in [0, 1], not {p}")
         if selfatari_max < 0:
             raise ValueError(f"selfatari_max must be >= 0 (0: no limit), not {selfatari_max}")
+        if not local_min >= 0:
+            raise ValueError(f"local_min must be >= 0, not {local_min}")
         replies = no_replies() if replies is None else replies
         errors = np.zeros(1, np.int64)
+        t = self.tables()
         return PatternPlayer(
-            self.tables(), check, errors, replies, float(tactics), float(nakade), int(selfatari_max)
+            t,
+            check,
+            errors,
+            replies,
+            float(tactics),
+            float(nakade),
+            int(selfatari_max),
+            float(local),
+            local_min * open_gamma(t),
         )
 
     def run_playouts(

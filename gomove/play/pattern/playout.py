@@ -5,7 +5,9 @@ Terms:
   takes it: the kernel tables, ``check`` (run check.check_gammas before every
   draw), ``errors`` (int64[1], where check counts mismatches), the last good
   ``replies``, ``tactics``, the probability of a tactical answer, and
-  ``nakade``, the probability of playing the vital point of an eye space.
+  ``nakade``, the probability of playing the vital point of an eye space,
+  ``local``, the probability of answering by a good shape next to the last two
+  moves, and ``local_gamma``, the 3x3 gamma a good shape needs (pattern.local).
 - its state (``policy_state``): the PatternState of the start position, plus
   a copy of its base gammas that ``policy_reset`` restores before each game.
 """
@@ -41,6 +43,7 @@ from gomove.play.pattern.draw import (
     self_atari_scale,
     uniform01,
 )
+from gomove.play.pattern.local import local_move
 from gomove.play.pattern.nakade import nakade_move
 from gomove.play.pattern.replies import playable_reply
 from gomove.play.pattern.state import (
@@ -64,6 +67,8 @@ class PatternPlayer(NamedTuple):
     tactics: float  # the probability of answering by a tactical move (pattern.tactics)
     nakade: float  # the probability of playing an eye space's vital point (pattern.nakade)
     selfatari_max: int  # drawn moves leave at most this many stones in atari (0: any)
+    local: float = 0.0  # the probability of a good-shape answer (pattern.local)
+    local_gamma: float = 0.0  # the 3x3 gamma of a good shape (pattern.local)
 
 
 @njit(cache=True, _nrt=False)
@@ -81,13 +86,17 @@ def play_moves(
     tactics: float,
     nakade: float,
     selfatari_max: int = 0,
+    local: float = 0.0,
+    local_gamma: float = 0.0,
 ) -> int:
     """The move loop of a pattern-policy game on b, s holding b's base gammas;
     returns the number of moves played. A move answers the previous one by its
     playable last good reply when replies holds one, else, with probability
     tactics, by a tactical move when there is one, else, with probability nakade,
-    by the vital point of the eye space next to it when there is one, else it is
-    drawn (with selfatari_max, never a self-atari of more stones: draw.big_self_atari).
+    by the vital point of the eye space next to it when there is one, else, with
+    probability local, by a good shape next to it or to the move before
+    (pattern.local) when there is one, else it is drawn (with selfatari_max,
+    never a self-atari of more stones: draw.big_self_atari).
 
     Compiled without numba's reference counting (it allocates nothing, and
     its caller holds every array): counting references at every read of a
@@ -113,6 +122,8 @@ def play_moves(
                 move = s.tact[random_below(rng, nt)]
         if move < 0 and nakade > 0.0 and (nakade >= 1.0 or uniform01(rng) < nakade):
             move = nakade_move(bc, head, libs, info, w, color, last, s.tact)
+        if move < 0 and local > 0.0 and (local >= 1.0 or uniform01(rng) < local):
+            move = local_move(b, color, last, info[LAST2], ko, t, s, local_gamma, sa_limit, rng)
         if move < 0:
             gen += 1
             na = new_atari_heads(bc, head, libs, w, color, last)
@@ -201,6 +212,8 @@ def _pattern_moves(policy, state, b, color, rng, max_moves, moves_out):
                 policy.tactics,
                 policy.nakade,
                 policy.selfatari_max,
+                policy.local,
+                policy.local_gamma,
             )
 
         return impl

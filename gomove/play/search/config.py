@@ -37,6 +37,10 @@ class SearchConfig:
     selfatari_max: a pattern playout's drawn move never leaves more than this many
       stones in atari, capturing nothing (gomove.play.pattern.draw.big_self_atari;
       0: no limit). Such moves throw away a group that could live or make seki.
+    local: the probability that a pattern playout answers the previous move, when it
+      has no reply, tactical answer or vital point, by a good shape (a 3x3 gamma at
+      least local_min times the open point's) next to it or to the move before, drawn
+      by the playout gammas (Pachi's Moggy pattern step, gomove.play.pattern.local; 0: off).
     pw_amaf: a ranked node opens next, instead of the model's next move, the closed
       move with the best AMAF win rate over at least pw_amaf samples (the playouts'
       opinion of moves the model ranks low; 0: off, the model's order).
@@ -82,6 +86,8 @@ class SearchConfig:
     tactics: float = 0.0
     nakade: float = 0.0
     selfatari_max: int = 0
+    local: float = 0.0
+    local_min: float = 4.0
     expand_at: int = 2
     sims: int | None = 5000
     seconds: float | None = None
@@ -108,6 +114,10 @@ class SearchConfig:
             raise ValueError(f"nakade is a probability in [0, 1], not {self.nakade!r}")
         if self.nakade and self.playouts != "pattern":
             raise ValueError("nakade (vital points in the playouts) needs playouts=pattern")
+        if not 0.0 <= self.local <= 1.0:
+            raise ValueError(f"local is a probability in [0, 1], not {self.local!r}")
+        if self.local and self.playouts != "pattern":
+            raise ValueError("local (good shapes in the playouts) needs playouts=pattern")
         if self.selfatari_max and self.playouts != "pattern":
             raise ValueError("selfatari_max (a limit in the playouts) needs playouts=pattern")
         if self.pw_count not in PW_COUNTS:
@@ -133,6 +143,7 @@ class SearchConfig:
             "expand_at",
             "capacity",
             "selfatari_max",
+            "local_min",
         ):
             if getattr(self, name) is None or getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")

@@ -141,7 +141,12 @@ class Search:
     def _player(self, replies: np.ndarray | None = None) -> PatternPlayer:
         c = self.cfg
         return self.policy.player(
-            replies=replies, tactics=c.tactics, nakade=c.nakade, selfatari_max=c.selfatari_max
+            replies=replies,
+            tactics=c.tactics,
+            nakade=c.nakade,
+            selfatari_max=c.selfatari_max,
+            local=c.local,
+            local_min=c.local_min,
         )
 
     # the tree between searches

@@ -3,10 +3,13 @@
 Moggy answers the opponent's move, when no tactical rule fires, by a move
 next to it (or next to its own previous move) that matches one of its good
 3x3 shapes, and only when none matches does it play elsewhere. Pachi loses 9
-points against GNU Go without that step and 28 without it and its tactics
-(docs/results.md, issue 11). gomove's playouts hold the same knowledge as
-gammas, but a shape next to the last move competes there with every move of
-the board; ``SearchConfig.local`` gives it Moggy's priority instead.
+points against GNU Go without that step, and 28 without it, its tactics and its
+self-atari refusal together (docs/results.md, issue 11). gomove's playouts
+hold the same knowledge as gammas, but a shape next to the last move competes
+there with every move of the board; ``SearchConfig.local`` gives it Moggy's
+priority instead. Measured against GNU Go, that priority costs strength (59
+and 50 of 100 against the defaults' 70, docs/results.md), so it is off by
+default.
 
 Terms:
 - the local points: the empty points 8-adjacent to the last move and those
@@ -74,10 +77,9 @@ def local_candidates(
     min_gamma: float,
 ) -> int:  # fmt: skip
     """The good-shape local points (module docstring) into s.tact; returns how many."""
-    n = 0
     if last < 0:
         return 0
-    n = _good_shapes(b, color, last, -1, ko, t, s, n, min_gamma)
+    n = _good_shapes(b, color, last, -1, ko, t, s, 0, min_gamma)
     if last2 >= 0:
         n = _good_shapes(b, color, last2, last, ko, t, s, n, min_gamma)
     return n

@@ -144,6 +144,15 @@ def is_self_atari(b: Board, loc: int, color: int) -> bool:
 
 
 @njit(cache=True, inline="always")
+def contiguous(loc: int, last: int, w: int) -> bool:
+    """The contiguity level: loc is one of the 8 points around the previous move
+    last (PASS or NO_MOVE: none), w the padded board's width."""
+    if last < 0 or loc == last:
+        return False
+    return abs(loc // w - last // w) <= 1 and abs(loc % w - last % w) <= 1
+
+
+@njit(cache=True, inline="always")
 def levels_at(
     bc, head, nxt, libs, w: int, loc: int, color: int, last: int, with_sa: bool
 ) -> tuple[int, int, int, int, int]:
@@ -156,10 +165,7 @@ def levels_at(
     """
     opp = 3 - color
     code = code_at(bc, head, libs, w, loc, color)
-    cont = 0
-    if last >= 0 and loc != last:
-        if abs(loc // w - last // w) <= 1 and abs(loc % w - last % w) <= 1:
-            cont = 1
+    cont = 1 if contiguous(loc, last, w) else 0
     cap = 0
     ext = 0
     any_cap = False

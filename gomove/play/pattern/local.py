@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from gomove.board.board import EMPTY, WHITE, Board, W
+from gomove.features.light import contiguous
 from gomove.play.pattern.draw import exact_gamma, uniform01
 from gomove.play.pattern.state import PatternState
 from gomove.play.pattern.tables import PolicyTables
@@ -45,13 +46,6 @@ def open_gamma(t: PolicyTables) -> float:
 
 
 @njit(cache=True, inline="always")
-def _adjacent8(p: int, q: int, w: int) -> bool:
-    """Are p and q 8-adjacent (or the same point)?"""
-    d = p - q
-    return d == 0 or d == 1 or d == -1 or -w - 1 <= d <= -w + 1 or w - 1 <= d <= w + 1
-
-
-@njit(cache=True, inline="always")
 def _good_shapes(b: Board, color, centre, skip, ko, t, s, n, min_gamma) -> int:
     """Append to s.tact the good-shape points 8-adjacent to centre and not to skip
     (skip -1: none); return the new length."""
@@ -59,7 +53,7 @@ def _good_shapes(b: Board, color, centre, skip, ko, t, s, n, min_gamma) -> int:
     bc = b.color
     for d in (-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1):
         p = centre + d
-        if bc[p] != EMPTY or p == ko or (skip >= 0 and _adjacent8(p, skip, w)):
+        if bc[p] != EMPTY or p == ko or contiguous(p, skip, w):
             continue
         k = np.int64(s.lev[p])
         if color == WHITE:

@@ -7,6 +7,16 @@ from typing import Any
 
 PLAYOUTS = ("pattern", "uniform")
 PW_COUNTS = ("total", "promotion")
+# the settings of the pattern playouts' answers that are probabilities
+PLAYOUT_PROBABILITIES = ("tactics", "nakade", "local")
+# the settings only the pattern playouts have, and what each is
+PATTERN_ONLY = {
+    "lgr": "last good replies",
+    "tactics": "tactical answers in the playouts",
+    "nakade": "vital points in the playouts",
+    "local": "good shapes in the playouts",
+    "selfatari_max": "a limit in the playouts",
+}
 
 
 @dataclass
@@ -104,22 +114,12 @@ class SearchConfig:
             raise ValueError(f"playouts must be one of {PLAYOUTS}, not {self.playouts!r}")
         if self.lgr not in (0, 1, 2):
             raise ValueError(f"lgr must be 0, 1 or 2, not {self.lgr!r}")
-        if self.lgr and self.playouts != "pattern":
-            raise ValueError("lgr (last good replies) needs playouts=pattern")
-        if not 0.0 <= self.tactics <= 1.0:
-            raise ValueError(f"tactics is a probability in [0, 1], not {self.tactics!r}")
-        if self.tactics and self.playouts != "pattern":
-            raise ValueError("tactics (tactical answers in the playouts) needs playouts=pattern")
-        if not 0.0 <= self.nakade <= 1.0:
-            raise ValueError(f"nakade is a probability in [0, 1], not {self.nakade!r}")
-        if self.nakade and self.playouts != "pattern":
-            raise ValueError("nakade (vital points in the playouts) needs playouts=pattern")
-        if not 0.0 <= self.local <= 1.0:
-            raise ValueError(f"local is a probability in [0, 1], not {self.local!r}")
-        if self.local and self.playouts != "pattern":
-            raise ValueError("local (good shapes in the playouts) needs playouts=pattern")
-        if self.selfatari_max and self.playouts != "pattern":
-            raise ValueError("selfatari_max (a limit in the playouts) needs playouts=pattern")
+        for name in PLAYOUT_PROBABILITIES:
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} is a probability in [0, 1], not {getattr(self, name)!r}")
+        for name, what in PATTERN_ONLY.items():
+            if getattr(self, name) and self.playouts != "pattern":
+                raise ValueError(f"{name} ({what}) needs playouts=pattern")
         if self.pw_count not in PW_COUNTS:
             raise ValueError(f"pw_count must be one of {PW_COUNTS}, not {self.pw_count!r}")
         if self.sims is None and self.seconds is None:

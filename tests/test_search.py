@@ -36,7 +36,15 @@ from gomove.cli.predict import parse_moves
 from gomove.play.game import GameState
 from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
-from gomove.play.search.kernels import C_UCT, N_PARAMS, PRIOR_EQEX, PW_AMAF, select_child
+from gomove.play.search.kernels import (
+    C_UCT,
+    N_PARAMS,
+    PRIOR_ABSOLUTE,
+    PRIOR_EQEX,
+    PRIOR_MIN,
+    PW_AMAF,
+    select_child,
+)
 from gomove.play.search.search import RESIGN, MoveInfo, Search, checked_pass
 from gomove.play.search.tree import (
     add_children,
@@ -192,6 +200,10 @@ def test_config_errors(capture_model):
         SearchConfig(promote_at=0).validate()
     with pytest.raises(ValueError, match="prior_eqex"):
         SearchConfig(prior_eqex=-1).validate()
+    with pytest.raises(ValueError, match="prior_scale"):
+        SearchConfig(prior_scale="relative").validate()
+    with pytest.raises(ValueError, match="prior_min"):
+        SearchConfig(prior_min=1.5).validate()
     with pytest.raises(ValueError, match="playout_power"):
         SearchConfig(playout_power=-0.5).validate()
 
@@ -219,14 +231,7 @@ def test_prior_virtual_wins(eqex, local):
     their own virtual visits and wins (vn, vw): the selection picks the child with the
     best (wins + virtual) / (visits + virtual), computed here by hand (no exploration,
     no RAVE)."""
-    t = new_tree(16)
-    root = reset_tree(t, WHITE)
-    priors = np.array([0.6, 0.3, 0.1])
-    add_children(t, root, np.array([10, 11, 12]), priors, 3, True)
-    visits, wins = np.array([40, 40, 40]), np.array([16.0, 20.0, 10.0])
-    f = int(t.first[root])
-    t.visits[f : f + 3], t.wins[f : f + 3] = visits, wins
-    t.visits[root] = 10_000  # every child open
+    t, root, f, priors, visits, wins = prior_tree()
     vn, vw = (np.array([5.0, 5.0, 2000.0]), np.array([2.5, 2.5, 1990.0])) if local else (0, 0)
     t.vn[f : f + 3], t.vw[f : f + 3] = vn, vw
     params = np.zeros(N_PARAMS)
@@ -237,6 +242,40 @@ def test_prior_virtual_wins(eqex, local):
     assert got == want
     # the priors change the choice
     assert ({0.0: 1, 30.0: 1, 300.0: 0}[eqex] if not local else 2) == want
+
+
+def prior_tree():
+    """A ranked root with three open children of probabilities 0.6, 0.3 and 0.1."""
+    t = new_tree(16)
+    root = reset_tree(t, WHITE)
+    priors = np.array([0.6, 0.3, 0.1])
+    add_children(t, root, np.array([10, 11, 12]), priors, 3, True)
+    visits, wins = np.array([40, 40, 40]), np.array([16.0, 20.0, 10.0])
+    f = int(t.first[root])
+    t.visits[f : f + 3], t.wins[f : f + 3] = visits, wins
+    t.visits[root] = 10_000  # every child open
+    return t, root, f, priors, visits, wins
+
+
+@pytest.mark.parametrize("eqex", [30.0, 100.0, 300.0])
+@pytest.mark.parametrize("p_min", [0.0, 0.2, 0.5])
+def test_absolute_prior_and_its_floor(eqex, p_min):
+    """prior_scale="absolute" gives eqex x sqrt(p) virtual wins (Pachi's pattern
+    prior), and children below prior_min none; the choice equals the hand-computed
+    argmax and differs from the relative scale's where the two disagree."""
+    t, root, f, priors, visits, wins = prior_tree()
+    params = np.zeros(N_PARAMS)
+    params[C_UCT], params[PRIOR_EQEX] = 0.0, eqex
+    params[PRIOR_ABSOLUTE], params[PRIOR_MIN] = 1.0, p_min
+    pn = np.where(priors >= p_min, eqex * np.sqrt(priors), 0.0)
+    values = (wins + pn) / (visits + pn)
+    want = int(np.argmax(values))
+    got = select_child(t, root, params, np.zeros(3), new_rng(0)) - f
+    assert got == want
+    # by hand: at eqex 30 the second child leads (36.4/56.4 against 39.2/63.2 for the
+    # first) unless the floor 0.5 takes its 16.4 virtual wins away; from eqex 100 on
+    # the first child's sqrt(0.6) x eqex wins lead
+    assert want == (1 if eqex == 30.0 and p_min < 0.3 else 0)
 
 
 def amaf_order(children: list[tuple], slot: int, min_n: float) -> list[tuple]:

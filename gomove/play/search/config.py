@@ -7,6 +7,7 @@ from typing import Any
 
 PLAYOUTS = ("pattern", "uniform")
 PW_COUNTS = ("total", "promotion")
+PRIOR_SCALES = ("best", "absolute")
 # the settings of the pattern playouts' answers that are probabilities
 PLAYOUT_PROBABILITIES = ("tactics", "nakade", "local")
 # the settings only the pattern playouts have, and what each is
@@ -57,7 +58,12 @@ class SearchConfig:
     playout_power: every gamma of the playout policy raised to this power
       (LightGammas.tempered; 1: the policy as learned, below 1 flatter, above sharper).
     prior_eqex: a ranked node's children start with prior_eqex x sqrt(p / p_best)
-      virtual wins from the full model's probabilities (0: off).
+      virtual wins from the full model's probabilities (0: off), or, with
+      prior_scale="absolute", prior_eqex x sqrt(p) as Pachi's pattern prior gives
+      (Pachi: 210 on 9x9, 300 on 19x19), so that the model's confidence in a
+      position sets how much the tree trusts it.
+    prior_min: children whose probability is below this get no prior_eqex wins
+      (Pachi: 0.001; 0: every child).
     prior_even: a ranked node's children start with prior_even virtual visits at a
       win rate of 1/2 (Pachi's even prior; 0: off).
     prior_local: a ranked node's children at common-fate-graph distance 1, 2 and 3
@@ -88,6 +94,8 @@ class SearchConfig:
     c_uct: float = 0.2
     fpu: float = 1.1
     prior_eqex: float = 0.0
+    prior_scale: str = "best"
+    prior_min: float = 0.0
     prior_even: float = 0.0
     prior_local: float = 0.0
     pw_amaf: float = 0.0
@@ -120,6 +128,10 @@ class SearchConfig:
         for name, what in PATTERN_ONLY.items():
             if getattr(self, name) and self.playouts != "pattern":
                 raise ValueError(f"{name} ({what}) needs playouts=pattern")
+        if self.prior_scale not in PRIOR_SCALES:
+            raise ValueError(f"prior_scale must be one of {PRIOR_SCALES}, not {self.prior_scale!r}")
+        if not 0.0 <= self.prior_min <= 1.0:
+            raise ValueError(f"prior_min is a probability in [0, 1], not {self.prior_min!r}")
         if self.pw_count not in PW_COUNTS:
             raise ValueError(f"pw_count must be one of {PW_COUNTS}, not {self.pw_count!r}")
         if self.sims is None and self.seconds is None:

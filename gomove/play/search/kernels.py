@@ -54,7 +54,9 @@ PW_SINCE_PROMOTION = 7  # 1: the schedule counts simulations since promotion, 0:
 FPU = 8  # selection value of a child never visited (first-play urgency)
 PRIOR_EQEX = 9  # virtual wins of a ranked node's best child (0: no prior in the values)
 PW_AMAF = 10  # AMAF samples for a closed child to be opened before the model's next (0: off)
-N_PARAMS = 11
+PRIOR_ABSOLUTE = 11  # 1: eqex x sqrt(p) (Pachi), 0: eqex x sqrt(p / p_best)
+PRIOR_MIN = 12  # children below this probability get no eqex wins
+N_PARAMS = 13
 
 MAX_DEPTH = 2048
 
@@ -89,15 +91,18 @@ def expand_all(
 def select_child(t: Tree, node: int, params: np.ndarray, schedule: np.ndarray, rng) -> int:
     """The open child of node with the best selection value (ties broken at random).
 
-    In a node ranked by the full model, each child starts with prior_eqex x
-    sqrt(p / p_best) virtual wins (p: its probability, p_best: the first child's),
-    as Pachi seeds its tree from pattern gammas: the values start from the model's
-    opinion and the real visits outweigh it as they come. A child's virtual visits
+    In a node ranked by the full model, each child with p >= prior_min starts with
+    prior_eqex x sqrt(p / p_best) virtual wins (p: its probability, p_best: the first
+    child's), or prior_eqex x sqrt(p) with prior_scale="absolute", as Pachi seeds its
+    tree from pattern probabilities: the values start from the model's opinion and
+    the real visits outweigh it as they come. A child's virtual visits
     and wins (tree.vn, tree.vw: SearchConfig.prior_even and prior_local) count the
     same way.
     """
     f = t.first[node]
     eqex = params[PRIOR_EQEX] if t.ranked[node] and t.prior[f] > 0 else 0.0
+    p_unit = 1.0 if params[PRIOR_ABSOLUTE] > 0 else t.prior[f]
+    p_min = params[PRIOR_MIN]
     if t.ranked[node]:
         sims = t.visits[node]
         if params[PW_SINCE_PROMOTION] > 0:
@@ -119,7 +124,7 @@ def select_child(t: Tree, node: int, params: np.ndarray, schedule: np.ndarray, r
     for i in range(k):
         ch = f + (off + i) % k
         n = t.visits[ch]
-        pn = eqex * np.sqrt(t.prior[ch] / t.prior[f]) if eqex > 0 else 0.0
+        pn = eqex * np.sqrt(t.prior[ch] / p_unit) if eqex > 0 and t.prior[ch] >= p_min else 0.0
         ne = n + pn + t.vn[ch]  # real and virtual visits, the eqex ones all wins
         w = t.wins[ch] + pn + t.vw[ch]
         if rave and t.rave_n[ch] > 0:

@@ -43,7 +43,9 @@ from gomove.play.search.kernels import (
     FPU,
     MAX_MOVES,
     N_PARAMS,
+    PRIOR_ABSOLUTE,
     PRIOR_EQEX,
+    PRIOR_MIN,
     PROMOTE_AT,
     PW,
     PW_AMAF,
@@ -188,6 +190,8 @@ class Search:
         p[PW_SINCE_PROMOTION] = float(c.pw_count == "promotion")
         p[FPU] = c.fpu
         p[PRIOR_EQEX] = c.prior_eqex
+        p[PRIOR_ABSOLUTE] = float(c.prior_scale == "absolute")
+        p[PRIOR_MIN] = c.prior_min
         p[PW_AMAF] = c.pw_amaf
         return p
 

@@ -31,7 +31,7 @@ from gomove.features.harvest import harvest
 from gomove.memory import peak_rss_mb
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
-from gomove.play.search.config import SearchConfig
+from gomove.play.search.config import SearchConfig, pachi_prior
 from gomove.play.search.search import Search
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.samples import sample_path
@@ -537,6 +537,8 @@ SEARCH_ROWS = {
     "pattern+priors": dict(
         playouts="pattern", pw=True, pw_base=0, prior_eqex=100, prior_even=14, prior_local=45
     ),
+    # the model in the tree as Pachi's prior.c uses patterns (its 9x9 values)
+    "pattern+pachiprior": dict(playouts="pattern", pw=True, **pachi_prior(9)),
 }
 
 

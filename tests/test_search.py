@@ -35,7 +35,7 @@ from gomove.board.replay import play_moves
 from gomove.cli.predict import parse_moves
 from gomove.play.game import GameState
 from gomove.play.policy import PatternPolicy
-from gomove.play.search.config import SearchConfig
+from gomove.play.search.config import SearchConfig, pachi_prior
 from gomove.play.search.kernels import (
     C_UCT,
     N_PARAMS,
@@ -276,6 +276,20 @@ def test_absolute_prior_and_its_floor(eqex, p_min):
     # first) unless the floor 0.5 takes its 16.4 virtual wins away; from eqex 100 on
     # the first child's sqrt(0.6) x eqex wins lead
     assert want == (1 if eqex == 30.0 and p_min < 0.3 else 0)
+
+
+def test_pachi_prior_follows_pachis_defaults():
+    """pachi_prior derives Pachi's numbers from its eqex (14 below 15x15, 20 from it):
+    the pattern prior 300 x eqex / 20, the even prior eqex, equiv_rave 3000 or 4000."""
+    small, large = pachi_prior(9), pachi_prior(19)
+    assert (small["prior_eqex"], small["prior_even"], small["rave_k"]) == (210, 14, 3000)
+    assert (large["prior_eqex"], large["prior_even"], large["rave_k"]) == (300, 20, 4000)
+    assert pachi_prior(13)["prior_eqex"] == 210 and pachi_prior(15)["prior_eqex"] == 300
+    for size in (9, 13, 19):
+        cfg = SearchConfig(**pachi_prior(size))
+        cfg.validate()
+        assert cfg.prior_scale == "absolute" and cfg.prior_min == 0.001
+        assert cfg.pw_base == 0 and cfg.promote_at == 8 and cfg.c_uct == 0
 
 
 def amaf_order(children: list[tuple], slot: int, min_n: float) -> list[tuple]:

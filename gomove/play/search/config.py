@@ -20,6 +20,26 @@ PATTERN_ONLY = {
 }
 
 
+def pachi_prior(size: int) -> dict[str, Any]:
+    """The settings that use the full model in the tree as Pachi's uct/prior.c uses its
+    pattern probabilities (its defaults: eqex 14 on small boards, 20 on large ones;
+    the pattern prior 300 x eqex / 20 virtual wins x sqrt(p), none below p = 0.001;
+    the even prior eqex visits at 1/2; a leaf expanded after 8 playouts with every
+    move open; no UCB term; equiv_rave 3000 or 4000)."""
+    large = size >= 15  # Pachi's board_large
+    eqex = 20 if large else 14
+    return dict(
+        pw_base=0.0,
+        promote_at=8,
+        prior_eqex=300.0 * eqex / 20,
+        prior_scale="absolute",
+        prior_min=0.001,
+        prior_even=float(eqex),
+        c_uct=0.0,
+        rave_k=4000.0 if large else 3000.0,
+    )
+
+
 @dataclass
 class SearchConfig:
     """The search's settings (see gomove.play.search.kernels for their use).

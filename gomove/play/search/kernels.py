@@ -52,7 +52,7 @@ RAVE_K = 5  # RAVE equivalence parameter (Silver's beta schedule)
 MAX_MOVES = 6  # playout length limit
 PW_SINCE_PROMOTION = 7  # 1: the schedule counts simulations since promotion, 0: in total
 FPU = 8  # selection value of a child never visited (first-play urgency)
-PRIOR_EQEX = 9  # virtual wins of a ranked node's best child (0: no prior in the values)
+PRIOR_EQEX = 9  # virtual wins of the model prior: of the best child, or of p = 1 (0: off)
 PW_AMAF = 10  # AMAF samples for a closed child to be opened before the model's next (0: off)
 PRIOR_ABSOLUTE = 11  # 1: eqex x sqrt(p) (Pachi), 0: eqex x sqrt(p / p_best)
 PRIOR_MIN = 12  # children below this probability get no eqex wins

@@ -46,9 +46,6 @@ class TimedPasses(MMPasses):
         self.cpu.append(time.process_time() - t)
         return stats
 
-    def cheap(self, g: int) -> bool:
-        return self.inner.cheap(g)
-
 
 def warm_up(data: FlatData) -> None:
     """Compile (or load) the numba kernels before anything is timed: every group's

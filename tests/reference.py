@@ -193,6 +193,26 @@ def bt_log_prior(log_gamma) -> float:
     return sum(math.log(g / (g + 1)) + math.log(1 / (g + 1)) for g in map(math.exp, log_gamma[1:]))
 
 
+def mm_surrogate_gain(log_gamma, new_log_gamma, batches) -> float:
+    """The rise of MM's minorizing function from log_gamma to new_log_gamma (Hunter
+    2004): each log-sum log E_j at new gammas replaced by its tangent at the old ones,
+    log E_j + (E_j' - E_j) / E_j, which lies above it, and each prior term
+    -2 log(1 + gamma) the same way; plain loops over positions, teams and levels."""
+    import math
+
+    old = [math.exp(v) for v in log_gamma]
+    new = [math.exp(v) for v in new_log_gamma]
+    total = 0.0
+    for teams, w in bt_positions(batches):
+        e_old = sum(math.prod(old[f] for f in team) for team in teams)
+        e_new = sum(math.prod(new[f] for f in team) for team in teams)
+        total += sum(new_log_gamma[f] - log_gamma[f] for f in teams[w])
+        total -= (e_new - e_old) / e_old
+    for i in range(1, len(old)):
+        total += new_log_gamma[i] - log_gamma[i] - 2.0 * (new[i] - old[i]) / (1.0 + old[i])
+    return total
+
+
 def mm_group_update(log_gamma, batches, offset: int, size: int):
     """One MM update of the levels [offset, offset + size) by Coulom's formula
     gamma_i <- W_i / sum_j C_ij / E_j (Coulom 2007, 2.5.3), plus the prior's

@@ -108,6 +108,30 @@ def test_mm_resume_equals_uninterrupted(synthetic, tmp_path, schedule, engine):
     assert torch.equal(again.log_gamma, want.log_gamma) and len(again_hist) == len(want_hist)
 
 
+@pytest.mark.parametrize("schedule", ["cyclic", "greedy"])
+def test_mm_state_of_an_older_gomove(synthetic, tmp_path, schedule):
+    """A train state saved before the greedy schedule kept its bounds (no "bounds",
+    no "next"): a cyclic run resumes as if uninterrupted, a greedy one is refused
+    with a clear error."""
+    data, flat = synthetic
+    cfg = MMConfig(max_iters=4, tol=0.0, schedule=schedule)
+    want, want_hist = train_mm(NumbaMM(flat), N_FEATURES, GROUPS, cfg, progress=False)
+    ck = Resume(tmp_path / "state.pt", {"run": 1}, resume=True)
+    with pytest.raises(Crash):
+        train_mm(NumbaMM(flat), N_FEATURES, GROUPS, cfg, validate=crashing(2), progress=False,
+                 checkpoint=ck)  # fmt: skip
+    state = ck.load()
+    del state["bounds"], state["next"]
+    ck.save(state)
+    if schedule == "greedy":
+        with pytest.raises(ValueError, match="older gomove"):
+            train_mm(NumbaMM(flat), N_FEATURES, GROUPS, cfg, progress=False, checkpoint=ck)
+        return
+    got, got_hist = train_mm(NumbaMM(flat), N_FEATURES, GROUPS, cfg, progress=False, checkpoint=ck)
+    assert torch.equal(got.log_gamma, want.log_gamma)
+    assert untimed(got_hist) == untimed(want_hist)
+
+
 @pytest.mark.parametrize(
     "extra",
     [{}, {"sample": 3}, {"name": "lfr"}, {"optimizer": "sgd", "init": "mm"}],

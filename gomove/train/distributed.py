@@ -184,9 +184,6 @@ class DistributedMM(MMPasses):
     def advance(self, log_gamma: np.ndarray) -> None:
         self.local.advance(log_gamma)
 
-    def cheap(self, g: int) -> bool:
-        return self.local.cheap(g)
-
 
 def distributed_mm(engine: MMPasses, world: World) -> MMPasses:
     """engine itself on one process, else its all-reducing wrapper."""

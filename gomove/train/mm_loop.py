@@ -17,16 +17,19 @@ Terms:
 - update: one MM batch update of one group (Coulom 2007, 2.5.4); each costs
   exactly one pass, so data larger than memory is fine.
 - gain: log-posterior per position gained by a group's last update.
+- bound: the gain MM's minorizing function guarantees for an update (Hunter 2004:
+  the surrogate rises by at least this, so the log-posterior does), per position;
+  ``mm_bound``.
 - iteration: one sweep over all groups ("cyclic") or as many updates as there
-  are groups ("greedy": next update the group whose last update gained most,
-  every group once first; Coulom 2007 mentions this option for his mm tool),
+  are groups ("greedy": next update the group whose last update guaranteed the
+  most gain, every group once first; Coulom 2007 mentions this option for his mm tool),
   both in ``MMConfig.order``: by default the groups with most gammas first.
-  A greedy update costs one pass too: the pass after updating g gathers the
-  statistics of the group likely chosen next (g again when its gains, which
-  shrink about geometrically, predict it still leads; ``_guess``), and the
-  other candidate as well when the engine gathers it cheaply (``cheap``: a
-  sparse group of NumbaMM); only a wrong guess costs a second pass; the
-  history's ``passes`` counts them.
+  A greedy update costs one pass too: it ranks the groups by the gain each
+  update guaranteed (``bound``: the rise of MM's minorizing function, a lower
+  bound of the true gain, known from the update's own statistics before any
+  pass), so the next group is known when the pass after an update starts and
+  that pass gathers its statistics. The true gains, which that pass measures,
+  decide when to stop.
 - train state: saved after every iteration to a ``checkpoint`` (anything with
   ``load() -> dict | None`` and ``save(dict)``, gomove.train.resume.Resume):
   the log-gammas, the statistics of the next update, the gains, the history
@@ -85,11 +88,6 @@ class MMPasses(ABC):
         """
         return None
 
-    def cheap(self, g: int) -> bool:
-        """Whether group g's statistics cost little beside another group's in one
-        ``collect`` (the greedy schedule then gathers them too rather than guess)."""
-        return False
-
 
 class StateStore(Protocol):
     """Where the loop's train state goes after every iteration (Resume)."""
@@ -137,6 +135,25 @@ def mm_update(
     return out
 
 
+def mm_bound(
+    log_gamma: np.ndarray, wins: np.ndarray, denom: np.ndarray, offset: int, size: int
+) -> float:
+    """The log-posterior gain MM's update of the group at ``[offset, offset + size)``
+    guarantees (its minorizer's rise; not divided by the positions).
+
+    With w_i and d_i the prior-augmented wins and denominators of ``mm_update``
+    and gamma_i' = w_i / d_i, -log E_j' >= -log E_j - (E_j' - E_j) / E_j bounds the
+    change by sum_i w_i log(gamma_i' / gamma_i) - (gamma_i' - gamma_i) d_i, which
+    is >= 0 and 0 exactly at a fixed point of the group.
+    """
+    sl = slice(offset, offset + size)
+    lg = log_gamma[sl]
+    w = wins[sl] + 1.0
+    d = denom[sl] + 2.0 * np.exp(-softplus(lg))
+    new = np.log(w) - np.log(d)
+    return float((w * (new - lg) - w + np.exp(lg) * d).sum())
+
+
 Report = Callable[[dict[str, Any], np.ndarray], None]
 
 
@@ -174,7 +191,6 @@ def fit_gammas(
     greedy = cfg.schedule == "greedy"
     log_gamma = np.zeros(n_features, dtype=np.float64)
     report = report or (lambda row, lg: None)
-    extra_passes = 0  # greedy: passes beyond one per update (a wrong guess)
 
     # (group, its log-gammas after the update) of every update: replayed on resume
     trail: list[tuple[int, np.ndarray]] = []
@@ -186,15 +202,21 @@ def fit_gammas(
             raise ValueError("no training positions")
         lp = stats.log_likelihood + log_prior(log_gamma)
         gains = {g: math.inf for g in active}
-        prev_gains = dict(gains)  # each group's gain before its last one (greedy's guess)
+        bounds = dict(gains)  # each group's last guaranteed gain (greedy's choice)
+        nxt = active[0]  # the group the statistics in hand are for
         history = [_record(0, stats, lp, time.perf_counter() - t0, [], gains, groups)]
         history[-1]["cpu_seconds"] = time.process_time() - c0
         report(history[-1], log_gamma)
-        _save(checkpoint, log_gamma, 0, stats, lp, gains, prev_gains, history, trail)
+        _save(checkpoint, log_gamma, 0, stats, nxt, lp, gains, bounds, history, trail)
     else:
         log_gamma = _replay(state, n_features, passes, groups, trail)
         stats, lp = _stats_of(state), state["log_posterior"]
-        gains, prev_gains, history = state["gains"], state["prev_gains"], state["history"]
+        gains, history = state["gains"], state["history"]
+        if "bounds" not in state and greedy:
+            raise ValueError("train state of an older gomove: its greedy schedule kept no "
+                             "bounds; train again without resume=true")  # fmt: skip
+        # a cyclic state of an older gomove ends a sweep: the next one starts at active[0]
+        bounds, nxt = state.get("bounds", dict(gains)), state.get("next", active[0])
         log.info("MM: resumed after iteration %d", state["iter"])
     n = stats.n_positions
     first = history[-1]["iter"] + 1
@@ -207,38 +229,25 @@ def fit_gammas(
         updated: list[int] = []
         inner = tqdm(range(len(active)), desc=f"iter {it}", leave=False, disable=not progress)
         for u in inner:
-            g = _choose(gains, active) if greedy else active[u]
+            g = nxt
             _, offset, size = groups[g]
             inner.set_postfix(group=groups[g][0])
+            bounds[g] = mm_bound(log_gamma, stats.wins, stats.denom, offset, size) / n
             log_gamma = mm_update(log_gamma, stats.wins, stats.denom, offset, size)
             trail.append((g, log_gamma[offset : offset + size].copy()))
-            # the next pass gathers what the next update needs and measures this one;
-            # greedy: the next group is the best of the others unless g's new gain beats
-            # them all, which only this pass tells, so guess, and pass again if wrong
-            # (the other candidate too when the engine gathers it cheaply)
-            if greedy:
-                nxt = _guess(gains, prev_gains, g, active)
-                others = [h for h in active if h != g]
-                alt = g if nxt != g or not others else _choose(gains, others)
-                cols = (nxt, alt) if alt != nxt and passes.cheap(alt) else (nxt,)
-            else:
-                cols = (active[(u + 1) % len(active)],)
-            stats = passes.collect(log_gamma, cols)
+            # the next pass gathers what the next update needs and measures this one
+            nxt = _choose(bounds, active) if greedy else active[(u + 1) % len(active)]
+            stats = passes.collect(log_gamma, (nxt,))
             new_lp = stats.log_likelihood + log_prior(log_gamma)
-            prev_gains[g], gains[g] = gains[g], (new_lp - lp) / n
-            lp = new_lp
+            gains[g], lp = (new_lp - lp) / n, new_lp
             updated.append(g)
-            if greedy and _choose(gains, active) not in cols:
-                stats = passes.collect(log_gamma, (_choose(gains, active),))
-                extra_passes += 1
         inner.close()
         row = _record(it, stats, lp, time.perf_counter() - t0, updated, gains, groups)
-        row["passes"] = len(updated) + extra_passes
-        extra_passes = 0
+        row["passes"] = len(updated)
         row["cpu_seconds"] = time.process_time() - c0
         history.append(row)
         report(row, log_gamma)
-        _save(checkpoint, log_gamma, it, stats, lp, gains, prev_gains, history, trail)
+        _save(checkpoint, log_gamma, it, stats, nxt, lp, gains, bounds, history, trail)
         bar.set_postfix(ll=f"{row['log_likelihood']:.4f}", gain=f"{max(gains.values()):.2e}")
         if all(gains[g] < cfg.tol for g in active):
             log.info("MM converged after %d iterations", it)
@@ -252,9 +261,10 @@ def _save(
     log_gamma: np.ndarray,
     it: int,
     stats: PassStats,
+    nxt: int,
     lp: float,
     gains: dict[int, float],
-    prev_gains: dict[int, float],
+    bounds: dict[int, float],
     history: list[dict[str, Any]],
     trail: list[tuple[int, np.ndarray]],
 ) -> None:
@@ -270,9 +280,10 @@ def _save(
             "denom": stats.denom,
             "log_likelihood": stats.log_likelihood,
             "n_positions": stats.n_positions,
+            "next": nxt,
             "log_posterior": lp,
             "gains": gains,
-            "prev_gains": prev_gains,
+            "bounds": bounds,
             "history": history,
             "trail": trail,
         }
@@ -310,20 +321,10 @@ def _stats_of(state: dict[str, Any]) -> PassStats:
     )
 
 
-def _choose(gains: dict[int, float], active: list[int]) -> int:
-    """Greedy schedule: the group whose last update gained most (never-updated first)."""
-    return max(active, key=lambda g: gains[g])
-
-
-def _guess(gains: dict[int, float], prev_gains: dict[int, float], g: int, active: list[int]) -> int:
-    """Greedy schedule: the group likely chosen after updating g, before g's new gain
-    is known: g's gains shrink about geometrically, so its next one is predicted as
-    last * (last / previous); every other group's gain is known."""
-    last, prev = gains[g], prev_gains[g]
-    pred = last * last / prev if math.isfinite(prev) and prev > 0 and last > 0 else last
-    if not math.isfinite(pred):
-        pred = -math.inf  # never updated twice yet: the others come first
-    return _choose(gains | {g: pred}, active)
+def _choose(bounds: dict[int, float], active: list[int]) -> int:
+    """Greedy schedule: the group whose last update guaranteed most (never-updated
+    first, in ``active``'s order)."""
+    return max(active, key=lambda g: bounds[g])
 
 
 def _record(

@@ -156,10 +156,6 @@ class NumbaMM(CachedMM):
         for g, delta in self._changes(log_gamma):
             self._apply(g, delta)
 
-    def cheap(self, g: int) -> bool:
-        """A sparse group is gathered over its listed candidates alone."""
-        return g in self.sparse
-
     def collect(self, log_gamma: np.ndarray, columns: Sequence[int]) -> PassStats:
         d = self.data
         columns = list(columns)

@@ -537,8 +537,12 @@ SEARCH_ROWS = {
     "pattern+priors": dict(
         playouts="pattern", pw=True, pw_base=0, prior_eqex=100, prior_even=14, prior_local=45
     ),
-    # the model in the tree as Pachi's prior.c uses patterns (its 9x9 values)
-    "pattern+pachiprior": dict(playouts="pattern", pw=True, **pachi_prior(9)),
+    # the model in the tree as Pachi's prior.c uses patterns (its values for the board
+    # size: a row may be a function of the size), every move open or by Coulom's schedule
+    "pattern+pachiprior": lambda size: dict(playouts="pattern", pw=True, **pachi_prior(size)),
+    "pattern+pw+pachiprior": lambda size: dict(
+        playouts="pattern", pw=True, **{**pachi_prior(size), "pw_base": 40.0, "promote_at": None}
+    ),
 }
 
 
@@ -559,6 +563,7 @@ def bench_search(
         policy.run_playouts(board, to_move, 7.5, n, 1)
         raw = n / max(time.process_time() - c, 1e-9)
         for row, kw in SEARCH_ROWS.items():
+            kw = kw(size) if callable(kw) else kw
             if kw["pw"] and predictor is None:
                 continue
             cfg = SearchConfig(sims=None, seconds=seconds, resign=0, **kw)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import random
@@ -26,6 +27,7 @@ import pytest
 from sgfmill import sgf
 
 from gomove.board.board import new_board, play
+from gomove.cli.gtp import add_engine_args, build_engine
 from gomove.cli.match import main as match_main
 from gomove.play.game import GameState
 from gomove.play.gtp.engine import GtpEngine
@@ -40,7 +42,7 @@ from gomove.play.match import (
     wilson,
 )
 from gomove.play.policy import PatternPolicy
-from gomove.play.search.config import SearchConfig
+from gomove.play.search.config import SearchConfig, pachi_prior
 
 
 def engine(predictor=None, **kw) -> GtpEngine:
@@ -249,6 +251,29 @@ def test_gtp_process(runs):
     assert blocks[0] == "=" and blocks[1] == "="
     assert re.fullmatch(r"= ([A-HJ][1-9]|pass|resign)", blocks[2])
     assert re.fullmatch(r"= (B\+|W\+)[0-9.]+|= 0", blocks[3])
+
+
+def test_pachi_prior_follows_the_board_size(runs):
+    """--pachi-prior: Pachi's tree settings of each board size from the first search on
+    and after every boardsize (pachi_prior), --set over them, and the search plays."""
+    ap = argparse.ArgumentParser()
+    add_engine_args(ap)
+    args = ["--model", str(runs["mm"]), "--policy", str(runs["policy"]), "--sims", "30"]
+    e = build_engine(ap.parse_args([*args, "--pachi-prior", "--set", "rave_k=500"]))
+    for size in (19, 9, 13, 19, 9):
+        if size != 19 or e.game.size != 19:
+            assert transcript(e, f"boardsize {size}\n")[0] == "="
+        want = {**pachi_prior(size), "rave_k": 500.0, "sims": 30}
+        assert {k: getattr(e.search_cfg, k) for k in want} == want
+        assert e.search.cfg is e.search_cfg
+    lines = transcript(e, "play b E5\ngenmove w\n")
+    assert lines[0] == "=" and re.fullmatch(r"= ([A-HJ][1-9]|pass|resign)", lines[2])
+    plain = build_engine(ap.parse_args(args))
+    assert plain.sized is None and plain.search_cfg.prior_eqex == 0.0
+    with pytest.raises(ValueError, match="--pachi-prior needs the full model"):
+        build_engine(ap.parse_args([*args, "--pachi-prior", "--no-pw"]))
+    with pytest.raises(ValueError, match="--set"):
+        build_engine(ap.parse_args([*args, "--pachi-prior", "--set", "prior_eqx=3"]))
 
 
 def test_gtp_cli_errors(tmp_path):

@@ -4,10 +4,16 @@ gomove-gtp --model RUN/model.pt --policy RUN_LIGHT/policy.npz
 gomove-gtp --model RUN/model.pt --mode policy --temperature 0.5
 gomove-gtp --policy RUN_LIGHT/policy.npz --no-pw --sims 3000
 gomove-gtp --model M --policy P --set rave=false --set c_uct=0.5
+gomove-gtp --model M --policy P --pachi-prior
 
 Progressive widening needs the full model (--model), pattern playouts the
 light policy (--policy, the policy.npz of ``train.py model=mm features=light``).
-Every SearchConfig field can be set with --set key=value.
+Every SearchConfig field can be set with --set key=value. --pachi-prior
+uses the full model in the tree as Pachi uses its patterns (pachi_prior: the
+values for each board size, every move of a ranked node open, the model's
+prior ordering them; the strongest 9x9 settings measured, docs/results.md);
+--set overrides them (--set pw_base=40 --set promote_at=none: Coulom's
+widening schedule with the same prior).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.server import serve
 from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
-from gomove.play.search.config import SearchConfig
+from gomove.play.search.config import SearchConfig, pachi_prior
 
 
 def search_config(sets: list[str], base: dict | None = None) -> SearchConfig:
@@ -63,6 +69,8 @@ def add_engine_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--uniform", action="store_true", help="uniform playouts")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="any SearchConfig field")  # fmt: skip
+    ap.add_argument("--pachi-prior", action="store_true",
+                    help="Pachi's tree settings for each board size (pachi_prior)")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--gtp-version", help="what `version` answers (Lizzie wants Leela Zero's "
                     ">= 0.15 before it sends lz-analyze: --gtp-version 0.17)")  # fmt: skip
@@ -77,10 +85,19 @@ def build_engine(args: argparse.Namespace) -> GtpEngine:
     if args.uniform or args.policy is None:
         base["playouts"] = "uniform"
     cfg = search_config(args.set, base)
+    sized = None
+    if args.pachi_prior:
+        if not cfg.pw:
+            raise ValueError("--pachi-prior needs the full model in the tree (--model, no --no-pw)")
+
+        def sized(n: int) -> SearchConfig:
+            return search_config(args.set, {**base, **pachi_prior(n)})
+
+        sized(9), sized(19)  # an error in --set shows now, not at boardsize
     predictor = Predictor.from_checkpoint(args.model) if args.model else None
     policy = PatternPolicy.load(args.policy) if args.policy else None
     engine = GtpEngine(predictor, policy, cfg, mode=args.mode, temperature=args.temperature,
-                       seed=args.seed)  # fmt: skip
+                       seed=args.seed, sized=sized)  # fmt: skip
     if args.gtp_version:
         engine.commands["version"] = lambda a: args.gtp_version
     return engine

@@ -54,7 +54,11 @@ class GtpEngine:
         temperature: float = 0.0,
         seed: int = 0,
         owner_playouts: int = 1000,
+        sized: Callable[[int], SearchConfig] | None = None,
     ):
+        """sized: the search settings for a board size, applied at every boardsize
+        (a preset whose values depend on the size, such as Pachi's prior); None:
+        ``search`` on every board."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         if mode == "policy" and predictor is None:
@@ -65,9 +69,10 @@ class GtpEngine:
         self.temperature = temperature
         self.rng = np.random.default_rng(seed)
         self.owner_playouts = owner_playouts
-        self.search_cfg = search or SearchConfig()
-        self.search = Search(self.search_cfg, policy, predictor) if mode == "search" else None
+        self.sized = sized
         self.game = GameState()
+        self.search_cfg = sized(self.game.size) if sized else search or SearchConfig()
+        self.search = Search(self.search_cfg, policy, predictor) if mode == "search" else None
         self.clock: dict[str, float] | None = None  # main, byo, stones
         self.time_left: dict[int, tuple[float, int]] = {}
         self.last_result: SearchResult | None = None
@@ -117,6 +122,10 @@ class GtpEngine:
             raise GtpError("unacceptable size")
         self.game.clear(n)
         self._forget()
+        if self.sized is not None and self.sized(n) != self.search_cfg:
+            self.search_cfg = self.sized(n)
+            if self.search is not None:
+                self.search = Search(self.search_cfg, self.policy, self.predictor)
         return ""
 
     def clear_board(self, args: list[str]) -> str:

@@ -22,6 +22,7 @@ import argparse
 import logging
 import sys
 from dataclasses import fields
+from functools import partial
 
 from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.server import serve
@@ -40,6 +41,11 @@ def search_config(sets: list[str], base: dict | None = None) -> SearchConfig:
             raise ValueError(f"--set {item!r}: expected key=value with key in {sorted(types)}")
         d[key] = _convert(value, str(types[key]))
     return SearchConfig.from_dict(d)
+
+
+def pachi_config(sets: list[str], base: dict, size: int) -> SearchConfig:
+    """--pachi-prior's settings for a board size: pachi_prior(size) over base, sets over both."""
+    return search_config(sets, {**base, **pachi_prior(size)})
 
 
 def _convert(value: str, typ: str):
@@ -85,14 +91,10 @@ def build_engine(args: argparse.Namespace) -> GtpEngine:
     if args.uniform or args.policy is None:
         base["playouts"] = "uniform"
     cfg = search_config(args.set, base)
-    sized = None
-    if args.pachi_prior:
+    sized = partial(pachi_config, args.set, base) if args.pachi_prior else None
+    if sized is not None:
         if not cfg.pw:
             raise ValueError("--pachi-prior needs the full model in the tree (--model, no --no-pw)")
-
-        def sized(n: int) -> SearchConfig:
-            return search_config(args.set, {**base, **pachi_prior(n)})
-
         sized(9), sized(19)  # an error in --set shows now, not at boardsize
     predictor = Predictor.from_checkpoint(args.model) if args.model else None
     policy = PatternPolicy.load(args.policy) if args.policy else None

@@ -122,8 +122,9 @@ class GtpEngine:
             raise GtpError("unacceptable size")
         self.game.clear(n)
         self._forget()
-        if self.sized is not None and self.sized(n) != self.search_cfg:
-            self.search_cfg = self.sized(n)
+        cfg = self.sized(n) if self.sized is not None else self.search_cfg
+        if cfg != self.search_cfg:
+            self.search_cfg = cfg
             if self.search is not None:
                 self.search = Search(self.search_cfg, self.policy, self.predictor)
         return ""

@@ -19,7 +19,7 @@ import statistics
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from gomove.play.match import (
+from gomove.evaluate.match import (
     MAX_MOVES_PER_POINT,
     GameResult,
     GtpClient,

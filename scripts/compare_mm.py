@@ -35,13 +35,13 @@ from pathlib import Path
 
 import numpy as np
 
+from gomove.data.flat import FlatData
 from gomove.export.mm_format import log_gammas_of, read_gammas
 from gomove.export.models import export_mm
 from gomove.export.source import training_dataset
 from gomove.train.config import MMConfig
-from gomove.train.flat import FlatData
-from gomove.train.mm_loop import log_prior
-from gomove.train.mm_numba import NumbaMM
+from gomove.train.mm.compiled import NumbaMM
+from gomove.train.mm.loop import log_prior
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "scripts" / "mm_driver.cpp"

@@ -1,7 +1,7 @@
 """gomove's side of scripts/compare_mm.py, in a process of its own that never imports torch.
 
-MM on the CPU needs numpy and numba only (gomove.train.mm_loop,
-gomove.train.mm_numba), so its peak memory is the data, the engine and those
+MM on the CPU needs numpy and numba only (gomove.train.mm.loop,
+gomove.train.mm.compiled), so its peak memory is the data, the engine and those
 two runtimes; torch alone would add about 185 MiB. compare_mm.py runs this
 under ``/usr/bin/time -v``:
 
@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from gomove.data.dataset import Dataset
+from gomove.data.flat import FlatData
 from gomove.export.mm_format import write_gammas
 from gomove.train.config import MMConfig
-from gomove.train.flat import FlatData
-from gomove.train.mm_loop import MMPasses, PassStats, fit_gammas
-from gomove.train.mm_numba import NumbaMM
+from gomove.train.mm.compiled import NumbaMM
+from gomove.train.mm.loop import MMPasses, PassStats, fit_gammas
 
 
 class TimedPasses(MMPasses):

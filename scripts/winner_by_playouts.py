@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gomove.board.playout import run_playouts
 from gomove.board.replay import board_at
-from gomove.play.policy import PatternPolicy
+from gomove.playout.driver import run_playouts
+from gomove.playout.policy import PatternPolicy
 from gomove.reading.games import ReadConfig, iter_games
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from gamegen import random_sgf
 from synthetic import cfg_of, tiny_overrides
 
 from gomove.data.dataset import Dataset, build_dataset, harvest_cached
-from gomove.experiment import run
+from gomove.experiment.run import run
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.models.mm import BradleyTerry

@@ -617,7 +617,7 @@ def oracle_is_eye(color, loc: int, player: int, size: int) -> bool:
 
 
 def decisive_atari(color, a: int, b: int, attacker: int, size: int) -> bool:
-    """gomove.play.pattern.tactics's decisive atari at a on the string with liberties a
+    """gomove.playout.pattern.tactics's decisive atari at a on the string with liberties a
     and b, played out: a captures nothing and keeps two liberties, the answer at b
     captures nothing and leaves at most one. (The caller checks the strings in atari.)"""
     if captures_of(color, a, attacker, size):
@@ -630,7 +630,7 @@ def decisive_atari(color, a: int, b: int, attacker: int, size: int) -> bool:
 
 
 def tactical_moves(color, last: int, player: int, size: int, ko: int = -1) -> set[int]:
-    """gomove.play.pattern.tactics by its definitions, each move played out on a copy."""
+    """gomove.playout.pattern.tactics by its definitions, each move played out on a copy."""
     opp = 3 - player
     if last < 0 or color[last] != opp:
         return set()
@@ -675,7 +675,7 @@ def tactical_moves(color, last: int, player: int, size: int, ko: int = -1) -> se
 
 
 # The dead eye spaces and their vital points (X), drawn once; every rotation and
-# reflection of each is looked up (gomove.play.pattern.nakade).
+# reflection of each is looked up (gomove.playout.pattern.nakade).
 DEAD_SHAPES = {
     "straight three": ["oXo"],
     "bent three": ["Xo", "o."],
@@ -713,7 +713,7 @@ DEAD_SHAPE_TABLE = _dead_shape_table()
 
 
 def nakade_point(color, last: int, player: int, size: int, ko: int = -1) -> int:
-    """gomove.play.pattern.nakade by its definitions: the empty region next to the
+    """gomove.playout.pattern.nakade by its definitions: the empty region next to the
     opponent's move last, bordered by the opponent's stones only, of at most six
     points, holding every empty neighbour of last, one of DEAD_SHAPES: its vital
     point when legal, else -1."""

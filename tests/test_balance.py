@@ -1,4 +1,4 @@
-"""Simulation balancing (gomove.play.balance, gomove.play.pattern.balance, gomove-balance).
+"""Simulation balancing (gomove.train.balance.fit, gomove.train.balance.gradient, gomove-balance).
 
 - the score function the kernel adds up equals the finite-difference gradient
   of a playout's log-probability, computed from draw.policy_gamma (the
@@ -25,25 +25,23 @@ from synthetic import recorded_game
 
 from gomove.board.board import BLACK, KO, LAST, SIZE, W, copy_board, play
 from gomove.board.coords import PASS
-from gomove.board.playout import default_max_moves
 from gomove.board.replay import board_at
 from gomove.cli.balance import main as balance_main
+from gomove.data.labels import read_labels
 from gomove.features.light_gammas import LightGammas
-from gomove.play.balance import (
+from gomove.play.labels import analyze_value, label_positions, sample_positions
+from gomove.playout.driver import default_max_moves
+from gomove.playout.pattern.draw import policy_gamma
+from gomove.playout.policy import PatternPolicy
+from gomove.reading.games import load_game
+from gomove.train.balance.fit import (
     BalanceConfig,
     LevelParams,
-    analyze_value,
     balance,
-    label_positions,
     playout_error,
     playout_values,
-    read_labels,
-    sample_positions,
 )
-from gomove.play.pattern.balance import add_score_function, balance_games, zero_gradient
-from gomove.play.pattern.draw import policy_gamma
-from gomove.play.policy import PatternPolicy
-from gomove.reading.games import load_game
+from gomove.train.balance.gradient import add_score_function, balance_games, zero_gradient
 
 
 def some_policy(seed: int = 0) -> PatternPolicy:

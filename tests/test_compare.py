@@ -1,4 +1,4 @@
-"""gomove.compare: the comparison paper's tables and figures from finished runs.
+"""gomove.experiment.compare: the comparison paper's tables and figures from finished runs.
 
 Invariants checked:
 - the cumulative rank distribution counts ranks <= n;
@@ -23,7 +23,7 @@ import torch
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-from gomove.compare import (
+from gomove.experiment.compare import (
     Plan,
     bootstrap_differences,
     changed_settings,

@@ -29,14 +29,15 @@ import torch.multiprocessing as mp
 from synthetic import cfg_of, tiny_overrides
 
 from gomove.data.dataset import Dataset, build_dataset
-from gomove.experiment import run
+from gomove.data.flat import FlatData
+from gomove.experiment.run import run
+from gomove.models.checkpoint import load_checkpoint
 from gomove.models.fbt import FactorizationBT
 from gomove.reading.games import ReadConfig
 from gomove.train.config import SGDConfig
-from gomove.train.distributed import DistributedFlatSGD, World, init_world
-from gomove.train.fbt_flat import FlatSGD
-from gomove.train.flat import FlatData
-from gomove.train.specs import load_checkpoint
+from gomove.train.sgd.compiled import FlatSGD
+from gomove.train.sgd.distributed import DistributedFlatSGD
+from gomove.train.world import World, init_world
 
 WORLD = 2
 

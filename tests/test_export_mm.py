@@ -35,16 +35,16 @@ from synthetic import tiny
 
 from gomove.cli import export as export_cli
 from gomove.cli import import_ as import_cli
-from gomove.experiment import run
+from gomove.data.flat import FlatData
+from gomove.experiment.run import run
 from gomove.export.mm_format import read_gammas, write_gammas
 from gomove.export.models import export_mm, import_mm
 from gomove.export.source import extractor_of
+from gomove.models.checkpoint import load_checkpoint
 from gomove.models.mm import BradleyTerry
 from gomove.train.config import MMConfig
-from gomove.train.flat import FlatData
-from gomove.train.mm import train_mm
-from gomove.train.mm_numba import NumbaMM
-from gomove.train.specs import load_checkpoint
+from gomove.train.mm.compiled import NumbaMM
+from gomove.train.mm.fit import train_mm
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -31,7 +31,7 @@ from synthetic import tiny
 from test_export_mm import pachi_source
 
 from gomove.cli import export as export_cli
-from gomove.experiment import run
+from gomove.experiment.run import run
 from gomove.export.pachi import (
     PACHI_FEATURES,
     inner_patterns,
@@ -41,7 +41,7 @@ from gomove.export.pachi import (
     stones_string,
 )
 from gomove.features.patterns import S_EMPTY, S_OFF, S_OPP, S_OWN, make_templates
-from gomove.train.specs import load_checkpoint
+from gomove.models.checkpoint import load_checkpoint
 
 # Pachi's pattern/spatial.h: the index of every point of a d=10 pattern (y up).
 FIGURE = """

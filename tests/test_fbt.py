@@ -35,7 +35,8 @@ from synthetic import (
 from torch.testing import assert_close
 
 from gomove.data.batch import Batch
-from gomove.experiment import evaluate_checkpoint, run
+from gomove.experiment.run import evaluate_checkpoint, run
+from gomove.models.checkpoint import load_checkpoint
 from gomove.models.fbt import (
     FactorizationBT,
     fbt_loss,
@@ -45,8 +46,8 @@ from gomove.models.fbt import (
     team_strength,
 )
 from gomove.models.mm import BradleyTerry
-from gomove.train.sgd import SGDConfig, lr_factor, train_sgd
-from gomove.train.specs import load_checkpoint, model_spec
+from gomove.train.sgd.loop import SGDConfig, lr_factor, train_sgd
+from gomove.train.specs import model_spec
 
 F64 = torch.float64
 

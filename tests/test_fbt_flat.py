@@ -1,4 +1,4 @@
-"""The flat FBT/LFR engine (gomove.train.fbt_flat) against autograd and torch.optim.
+"""The flat FBT/LFR engine (gomove.train.sgd.compiled) against autograd and torch.optim.
 
 Invariants checked:
 - the kernel's loss, log-likelihood and gradient (chain rule and L2 included)
@@ -34,11 +34,11 @@ from synthetic import (
 )
 from torch.testing import assert_close
 
+from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
 from gomove.models.fbt import FactorizationBT, fbt_loss, lfr_loss
-from gomove.train.fbt_flat import FlatSGD
-from gomove.train.flat import FlatData
-from gomove.train.sgd import SGDConfig, train_sgd
+from gomove.train.sgd.compiled import FlatSGD
+from gomove.train.sgd.loop import SGDConfig, train_sgd
 from gomove.train.specs import model_config
 
 SIZES = (3, 4, 2, 300)  # the last group is held in the wide (uint16) array

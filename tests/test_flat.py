@@ -1,4 +1,4 @@
-"""The compact flat layout (gomove.train.flat): bit-packed levels and the memory-mapped cache.
+"""The compact flat layout (gomove.data.flat): bit-packed levels and the memory-mapped cache.
 
 Invariants checked:
 - packing round-trips every level of every group, the maximum of each group
@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import torch
 
+from gomove.data.flat import WORD_BITS, FlatData, pack_fields
 from gomove.models.fbt import FactorizationBT
 from gomove.train.config import RankerConfig, SGDConfig
-from gomove.train.fbt_flat import FlatSGD
-from gomove.train.flat import WORD_BITS, FlatData, pack_fields
-from gomove.train.mm_flat import flat_mm
-from gomove.train.rankers import fit_ranker
+from gomove.train.mm.tensor import flat_mm
+from gomove.train.rankers.fit import fit_ranker
+from gomove.train.sgd.compiled import FlatSGD
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The GTP engine (gomove.play.gtp) and the match harness (gomove.play.match).
+"""The GTP engine (gomove.play.gtp) and the match harness (gomove.evaluate.match).
 
 - a transcript checked line by line: standard commands, malformed ones, undo
   past the start, illegal moves, ids;
@@ -29,11 +29,7 @@ from sgfmill import sgf
 from gomove.board.board import new_board, play
 from gomove.cli.gtp import add_engine_args, build_engine
 from gomove.cli.match import main as match_main
-from gomove.play.game import GameState
-from gomove.play.gtp.engine import GtpEngine
-from gomove.play.gtp.protocol import parse_command, preprocess
-from gomove.play.gtp.server import answer, serve
-from gomove.play.match import (
+from gomove.evaluate.match import (
     engine_command,
     find_program,
     read_results,
@@ -41,8 +37,12 @@ from gomove.play.match import (
     summary,
     wilson,
 )
-from gomove.play.policy import PatternPolicy
+from gomove.play.game import GameState
+from gomove.play.gtp.engine import GtpEngine
+from gomove.play.gtp.protocol import parse_command, preprocess
+from gomove.play.gtp.server import answer, serve
 from gomove.play.search.config import SearchConfig, pachi_prior
+from gomove.playout.policy import PatternPolicy
 
 
 def engine(predictor=None, **kw) -> GtpEngine:

@@ -19,31 +19,39 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 # Bottom to top. A module's layer is that of the longest prefix naming it (the
-# package ``gomove`` names only its own __init__); ``__main__`` modules are entry
-# points (``python -m gomove.data``) and sit at the top.
+# package ``gomove`` names only its own __init__). The playouts are one package
+# in two layers: the driver (uniform playouts, scoring) is rules, below the
+# features that use it (the Monte-Carlo owner); the pattern policy reads light
+# features and a model's gammas, so it sits above the models.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("gomove", "gomove.atomic", "gomove.memory", "gomove.samples", "gomove.configs")),
     ("board", ("gomove.board",)),
+    ("playout", ("gomove.playout",)),
     ("reading", ("gomove.reading",)),
     ("features", ("gomove.features",)),
     ("data", ("gomove.data",)),
     ("models", ("gomove.models",)),
-    ("train", ("gomove.train",)),
+    ("pattern playouts", ("gomove.playout.pattern", "gomove.playout.policy")),
     ("evaluate", ("gomove.evaluate",)),
-    ("experiment", ("gomove.experiment",)),
+    ("train", ("gomove.train",)),
     ("export", ("gomove.export",)),
-    ("compare", ("gomove.compare",)),
     ("play", ("gomove.play",)),
-    ("benchmarks", ("gomove.benchmarks",)),
-    ("cli", ("gomove.cli", "gomove.predict")),
+    ("experiment", ("gomove.experiment",)),
+    ("cli", ("gomove.cli",)),
 )
+# Layers above training that must still never import it: loading a model to play
+# or to export it pulls in no trainer, Hydra store or torch.distributed.
+NEVER: dict[str, tuple[str, ...]] = {
+    "gomove.play": ("gomove.train",),
+    "gomove.export": ("gomove.train",),
+    "gomove.playout": ("gomove.train",),
+    "gomove.models": ("gomove.train",),
+}
 LAYER_NAMES = [name for name, _ in LAYERS]
 
 
 def layer_of(module: str) -> int:
     """Index of module's layer in LAYERS; KeyError for a module no layer names."""
-    if module.split(".")[-1] == "__main__":
-        return len(LAYERS) - 1
     best, best_len = None, -1
     for i, (_, prefixes) in enumerate(LAYERS):
         for p in prefixes:
@@ -113,6 +121,10 @@ def check(sources: dict[str, str]) -> list[str]:
             except KeyError:
                 problems.append(f"{mod}:{line}: imports {target}, which is in no layer")
                 continue
+            for low, banned in NEVER.items():
+                inside = mod == low or mod.startswith(low + ".")
+                if inside and any(target == b or target.startswith(b + ".") for b in banned):
+                    problems.append(f"{mod}:{line}: imports {target}, which {low} must never use")
             if theirs > mine:
                 problems.append(
                     f"{mod}:{line}: imports {target} ({LAYER_NAMES[theirs]}) "
@@ -191,7 +203,7 @@ def test_every_layer_is_used():
             {
                 "gomove.features.x": (
                     "from typing import TYPE_CHECKING\n"
-                    "if TYPE_CHECKING:\n    from gomove.play.policy import PatternPolicy\n"
+                    "if TYPE_CHECKING:\n    from gomove.playout.policy import PatternPolicy\n"
                 )
             },
             "from the lower layer features",
@@ -207,6 +219,16 @@ def test_every_layer_is_used():
         ),
         # a module no layer names
         ({"gomove.nowhere": ""}, "in no layer"),
+        # play loading a model through training (a higher layer, but banned)
+        (
+            {"gomove.play.x": "from gomove.train.specs import MODELS\n"},
+            "gomove.play must never use",
+        ),
+        # export reaching into a trainer
+        (
+            {"gomove.export.x": "import gomove.train.mm.fit\n"},
+            "gomove.export must never use",
+        ),
     ],
 )
 def test_check_reports_violations(sources, expected):

@@ -1,4 +1,4 @@
-"""Good-shape answers in the playouts (gomove.play.pattern.local, ``SearchConfig.local``).
+"""Good-shape answers in the playouts (gomove.playout.pattern.local, ``SearchConfig.local``).
 
 - local_candidates equals a reference by the definitions (the empty points
   8-adjacent to the last move and, when not 8-adjacent to it, to the move
@@ -40,12 +40,12 @@ from gomove.board.board import (
 )
 from gomove.board.coords import PASS
 from gomove.features.light import light_code
-from gomove.play.pattern.draw import policy_gamma
-from gomove.play.pattern.local import OPEN_CODE, local_candidates, local_move, open_gamma
-from gomove.play.pattern.state import init_gammas, new_state
-from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.playout.pattern.draw import policy_gamma
+from gomove.playout.pattern.local import OPEN_CODE, local_candidates, local_move, open_gamma
+from gomove.playout.pattern.state import init_gammas, new_state
+from gomove.playout.policy import PatternPolicy
 
 
 def slow(b: Board, color: int, last: int, last2: int, ko: int, policy, min_gamma) -> set[int]:

@@ -24,7 +24,6 @@ from gamegen import random_sgf
 
 from gomove.board.board import BLACK, WHITE, play
 from gomove.board.coords import from_loc
-from gomove.board.playout import default_max_moves, run_playouts
 from gomove.board.replay import game_arrays, start_board
 from gomove.data.dataset import build_dataset
 from gomove.data.shards import load_shard
@@ -36,6 +35,7 @@ from gomove.features.mc_owner import (
     owner_counts,
     position_seed,
 )
+from gomove.playout.driver import default_max_moves, run_playouts
 from gomove.reading.games import ReadConfig
 from gomove.reading.sgf import parse_game
 

@@ -16,10 +16,12 @@ from torch.testing import assert_close
 
 from gomove.data.batch import Batch
 from gomove.evaluate.measures import validator
+from gomove.models.device import resolve_device
 from gomove.models.mm import BradleyTerry
-from gomove.train.device import resolve_device
-from gomove.train.mm import MMConfig, collect_stats, log_posterior, train_mm
-from gomove.train.mm_loop import log_prior, mm_bound, mm_update
+from gomove.train.config import MMConfig
+from gomove.train.mm.fit import train_mm
+from gomove.train.mm.loop import log_prior, mm_bound, mm_update
+from gomove.train.mm.padded import collect_stats, log_posterior
 
 CPU = torch.device("cpu")
 T = torch.from_numpy  # the MM loop's statistics and updates are numpy

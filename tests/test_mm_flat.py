@@ -22,12 +22,12 @@ import pytest
 import torch
 from synthetic import flat_of, make_data, make_groups, random_log_gamma
 
+from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
-from gomove.train.flat import FlatData
-from gomove.train.flat_kernels import dense_scale, mm_pass
-from gomove.train.mm import MMConfig, collect_stats, train_mm
-from gomove.train.mm_flat import TorchMM
-from gomove.train.mm_numba import NumbaMM
+from gomove.train.mm.compiled import NumbaMM
+from gomove.train.mm.fit import MMConfig, collect_stats, train_mm
+from gomove.train.mm.kernels import dense_scale, mm_pass
+from gomove.train.mm.tensor import TorchMM
 
 CPU = torch.device("cpu")
 # the oracle comparisons hold float64 strengths; float32's own test is below

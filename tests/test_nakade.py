@@ -1,4 +1,4 @@
-"""Nakade in the playouts (gomove.play.pattern.nakade, ``SearchConfig.nakade``).
+"""Nakade in the playouts (gomove.playout.pattern.nakade, ``SearchConfig.nakade``).
 
 - the kernel's move equals reference.nakade_point, which floods the region and
   looks its shape up among the dead shapes drawn in every rotation and
@@ -25,10 +25,10 @@ from synthetic import check_replay, random_position, recorded_game
 
 from gomove.board.board import BLACK, KO, TO_MOVE, WHITE, Board, W, copy_board, new_board, play
 from gomove.board.coords import PASS, from_loc
-from gomove.play.pattern.nakade import MAX_SPACE, nakade_move
-from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.playout.pattern.nakade import MAX_SPACE, nakade_move
+from gomove.playout.policy import PatternPolicy
 
 
 def fast(b: Board, color: int, last: int) -> int:

@@ -18,18 +18,18 @@ from board_ascii import board_from
 from gamegen import random_sgf
 
 from gomove.board.board import BLACK, WHITE, copy_board
-from gomove.board.playout import (
+from gomove.board.replay import board_at
+from gomove.cli.ownership import main
+from gomove.play.boardplot import stones
+from gomove.play.ownership import ownership, plot_ownership
+from gomove.playout.driver import (
     default_max_moves,
     play_game,
     run_playouts,
     seed_state,
     start_state,
 )
-from gomove.board.replay import board_at
-from gomove.cli.ownership import main
-from gomove.play.boardplot import stones
-from gomove.play.ownership import ownership, plot_ownership
-from gomove.play.policy import PatternPolicy
+from gomove.playout.policy import PatternPolicy
 from gomove.reading.sgf import parse_game
 
 TWO_GROUPS = """

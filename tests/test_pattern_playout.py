@@ -50,17 +50,7 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import NO_MOVE, PASS
-from gomove.board.playout import (
-    default_max_moves,
-    is_eye,
-    new_rng,
-    play_game,
-    reset_state,
-    run_games,
-    seed_state,
-    start_state,
-)
-from gomove.experiment import run
+from gomove.experiment.run import run
 from gomove.features.levels import last_string, new_atari_heads
 from gomove.features.light import (
     LIGHT_LEVELS,
@@ -70,9 +60,19 @@ from gomove.features.light import (
     pattern_levels,
 )
 from gomove.features.light_gammas import LEVEL_GROUPS
-from gomove.play.pattern.check import check_gammas
-from gomove.play.pattern.draw import collect_hot, hot_gammas, policy_gamma
-from gomove.play.policy import PatternPolicy
+from gomove.playout.driver import (
+    default_max_moves,
+    is_eye,
+    new_rng,
+    play_game,
+    reset_state,
+    run_games,
+    seed_state,
+    start_state,
+)
+from gomove.playout.pattern.check import check_gammas
+from gomove.playout.pattern.draw import collect_hot, hot_gammas, policy_gamma
+from gomove.playout.policy import PatternPolicy
 
 
 def with_self_atari(policy: PatternPolicy, gamma: float) -> PatternPolicy:
@@ -466,7 +466,7 @@ def test_train_light_writes_the_policy(games, tmp_path):  # noqa: F811
     policy = PatternPolicy.load(out / "policy.npz")
     again = PatternPolicy.from_checkpoint(out / "model.pt")
     assert np.array_equal(policy.pattern, again.pattern)
-    from gomove.train.specs import load_checkpoint
+    from gomove.models.checkpoint import load_checkpoint
 
     state = load_checkpoint(out / "model.pt")
     reg = state["extractor"].registry

@@ -1,4 +1,4 @@
-"""Uniform random playouts (gomove/board/playout.py) against slow Python oracles.
+"""Uniform random playouts (gomove/playout/driver.py) against slow Python oracles.
 
 Invariants checked: every playout ends (two passes in a row, or max_moves);
 replayed on a fresh copy, every recorded move is legal (``is_legal``), no move
@@ -29,7 +29,7 @@ from gomove.board.board import (
     new_board,
 )
 from gomove.board.coords import PASS, from_loc
-from gomove.board.playout import (
+from gomove.playout.driver import (
     area_score,
     default_max_moves,
     is_eye,

@@ -1,4 +1,4 @@
-"""The comparison paper's rankers: PR, BAR and LBR (gomove.train.rankers, ranker_kernels).
+"""The comparison paper's rankers: PR, BAR and LBR (gomove.train.rankers).
 
 Invariants checked:
 - PR's strengths are the hand-counted win rates W_f / A_f, from the numba
@@ -32,12 +32,11 @@ import torch
 from reference import ref_bar, ref_ep_position, ref_pr
 from synthetic import flat_of, make_data, make_groups, padded, random_log_gamma
 
+from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
 from gomove.models.rankers import GaussianRanking, WinRateRanking
 from gomove.train.config import RankerConfig
-from gomove.train.flat import FlatData
-from gomove.train.ranker_kernels import bar_pass, lbr_pass, pr_counts, trunc_vw
-from gomove.train.rankers import (
+from gomove.train.rankers.fit import (
     Members,
     fit_ranker,
     fit_temperature,
@@ -45,6 +44,7 @@ from gomove.train.rankers import (
     pr_counts_torch,
     win_rates,
 )
+from gomove.train.rankers.kernels import bar_pass, lbr_pass, pr_counts, trunc_vw
 
 CPU = torch.device("cpu")
 

@@ -1,4 +1,4 @@
-"""Last good replies (gomove.play.pattern.replies, LGRF-1 and -2) in playouts and search.
+"""Last good replies (gomove.playout.pattern.replies, LGRF-1 and -2) in playouts and search.
 
 - learning equals a plain dictionary version of Baier and Drake's rule, on
   random simulations;
@@ -20,10 +20,10 @@ from synthetic import check_replay, recorded_game
 
 from gomove.board.board import BLACK, WHITE, copy_board, is_legal, new_board, play
 from gomove.board.coords import PASS, gtp_to_loc
-from gomove.play.pattern.replies import learn_replies, new_replies, no_replies
-from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.playout.pattern.replies import learn_replies, new_replies, no_replies
+from gomove.playout.policy import PatternPolicy
 
 
 def learn_reference(table: dict, seq: list[int], first_color: int, black: float) -> None:

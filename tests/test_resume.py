@@ -32,17 +32,17 @@ from synthetic import cfg_of, flat_of, make_data, make_groups, random_log_gamma,
 
 import gomove.features.harvest as harvest_module
 from gomove.data.loader import BatchLoader
-from gomove.experiment import TRAIN_STATE, run
+from gomove.experiment.run import TRAIN_STATE, run
 from gomove.features.config import FeatureConfig
 from gomove.features.harvest import CHUNK_GAMES, harvest
+from gomove.models.checkpoint import load_checkpoint
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.train.config import MMConfig, SGDConfig
-from gomove.train.mm import train_mm
-from gomove.train.mm_flat import TorchMM
-from gomove.train.mm_numba import NumbaMM
+from gomove.train.mm.compiled import NumbaMM
+from gomove.train.mm.fit import train_mm
+from gomove.train.mm.tensor import TorchMM
 from gomove.train.resume import Resume
-from gomove.train.sgd import train_sgd
-from gomove.train.specs import load_checkpoint
+from gomove.train.sgd.loop import train_sgd
 
 ROOT = Path(__file__).resolve().parents[1]
 GROUPS = make_groups([5, 30, 3, 12])

@@ -30,11 +30,9 @@ from sgfmill import boards
 
 from gomove.board.board import BLACK, WHITE, new_board
 from gomove.board.coords import PASS, from_loc, gtp_to_loc, to_loc
-from gomove.board.playout import area_score, area_score_judged, new_rng
 from gomove.board.replay import play_moves
 from gomove.cli.predict import parse_moves
 from gomove.play.game import GameState
-from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig, pachi_prior
 from gomove.play.search.kernels import (
     C_UCT,
@@ -54,6 +52,8 @@ from gomove.play.search.tree import (
     pw_schedule,
     reset_tree,
 )
+from gomove.playout.driver import area_score, area_score_judged, new_rng
+from gomove.playout.policy import PatternPolicy
 
 
 def test_schedule_is_coulom():

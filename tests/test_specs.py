@@ -24,12 +24,12 @@ import torch
 from hydra.errors import ConfigCompositionException
 from synthetic import CONFIGS, cfg_of, tiny_overrides
 
+from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
-from gomove.experiment import run
+from gomove.experiment.run import run
+from gomove.models.checkpoint import save_checkpoint, write_gamma_table
 from gomove.models.fbt import FactorizationBT
 from gomove.models.mm import BradleyTerry
-from gomove.train.checkpoint import save_checkpoint, write_gamma_table
-from gomove.train.flat import FlatData
 from gomove.train.specs import (
     MODELS,
     TrainContext,

@@ -1,4 +1,4 @@
-"""Tactical answers in the playouts (gomove.play.pattern.tactics, ``SearchConfig.tactics``).
+"""Tactical answers in the playouts (gomove.playout.pattern.tactics, ``SearchConfig.tactics``).
 
 - the kernel's moves equal reference.tactical_moves, which plays every atari
   and answer out on a copy, on random positions of 7x7 and 9x9 games, with
@@ -35,10 +35,10 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import PASS
-from gomove.play.pattern.tactics import tactical_moves
-from gomove.play.policy import PatternPolicy
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.playout.pattern.tactics import tactical_moves
+from gomove.playout.policy import PatternPolicy
 
 
 def fast(b: Board, color: int, last: int) -> set[int]:

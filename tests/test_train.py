@@ -17,8 +17,8 @@ import torch
 from hydra.errors import ConfigCompositionException
 from synthetic import cfg_of, tiny
 
-from gomove.experiment import evaluate_checkpoint, run
-from gomove.train.specs import load_checkpoint
+from gomove.experiment.run import evaluate_checkpoint, run
+from gomove.models.checkpoint import load_checkpoint
 
 
 @pytest.mark.parametrize("data", ["sample", "tygem"])

@@ -26,17 +26,11 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from gomove.atomic import atomic_write_json
-from gomove.play.balance import (
-    BalanceConfig,
-    balance,
-    label_positions,
-    playout_error,
-    positions_of,
-    read_labels,
-    sample_positions,
-)
-from gomove.play.match import engine_command
-from gomove.play.policy import PatternPolicy
+from gomove.data.labels import read_labels
+from gomove.evaluate.match import engine_command
+from gomove.play.labels import label_positions, sample_positions
+from gomove.playout.policy import PatternPolicy
+from gomove.train.balance.fit import BalanceConfig, balance, playout_error, positions_of
 
 
 def _label(args: argparse.Namespace) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from gomove import benchmarks
+from gomove.experiment import bench as benchmarks
 
 ALL = (
     "replay",

@@ -18,7 +18,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from gomove.compare import SYSTEMS, Plan, compare
+from gomove.experiment.compare import SYSTEMS, Plan, compare
 
 QUICK_SIZES = [30, 60]
 FULL_SIZES = [1000, 5000, 10000]

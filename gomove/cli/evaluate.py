@@ -10,7 +10,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from gomove.experiment import evaluate_checkpoint
+from gomove.experiment.run import evaluate_checkpoint
 from gomove.train.specs import register
 
 register()

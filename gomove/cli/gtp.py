@@ -26,9 +26,9 @@ from functools import partial
 
 from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.server import serve
-from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig, pachi_prior
+from gomove.playout.policy import PatternPolicy
 
 
 def search_config(sets: list[str], base: dict | None = None) -> SearchConfig:

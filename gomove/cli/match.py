@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from gomove.atomic import atomic_write_text
-from gomove.play.match import engine_command, find_program, run_match, summary
+from gomove.evaluate.match import engine_command, find_program, run_match, summary
 
 DEFAULT_ROWS = (
     "uniform=--uniform --no-pw",

@@ -13,7 +13,7 @@ import numpy as np
 
 from gomove.board.replay import board_at
 from gomove.play.ownership import ownership, plot_ownership
-from gomove.play.policy import PatternPolicy
+from gomove.playout.policy import PatternPolicy
 from gomove.reading.games import load_game
 
 

@@ -12,7 +12,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from gomove.experiment import run
+from gomove.experiment.run import run
 from gomove.train.specs import register
 
 register()

@@ -209,7 +209,7 @@ def build_dataset(
 
     part: (rank, size) keeps only the games i (in reading order, after the
     filters) with i % size == rank, each with its global index as game id: one
-    rank's share of a run on several processes (gomove.train.distributed).
+    rank's share of a run on several processes (gomove.train.world).
     """
     n_parts = part[1] if part else 1
     global _EXTRACTOR

@@ -268,5 +268,5 @@ def _phase_row(phases: _Sums, k: int, phase_len: int) -> dict[str, Any]:
 def validator(
     data: Iterable[Batch], device: torch.device | str | None = None
 ) -> Callable[[LogProbsFn], dict[str, Any]]:
-    """``validate(log_probs)`` for the trainers (gomove.train.report): evaluate on data."""
+    """``validate(log_probs)`` for the trainers (gomove.train.monitor): evaluate on data."""
     return lambda log_probs: evaluate(log_probs, data, device=device)

@@ -26,8 +26,8 @@ import numpy as np
 from numba import njit
 
 from gomove.atomic import atomic_write, atomic_write_text
+from gomove.data.flat import FlatData
 from gomove.features.registry import Registry
-from gomove.train.flat import FlatData
 
 CHUNK_POSITIONS = 4096  # positions formatted per buffer
 

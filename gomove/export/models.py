@@ -1,6 +1,6 @@
 """Models to and from other programs' files: the mm import, a run's exports.
 
-Terms: an imported model is an ``mm`` checkpoint (gomove.train.checkpoint)
+Terms: an imported model is an ``mm`` checkpoint (gomove.models.checkpoint)
 whose gammas come from ``mm``'s output and whose features (config, pattern
 table, registry) come from the dataset or run the competition file was
 written from, so it is evaluated like any trained model
@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from gomove.data.flat import FlatData
 from gomove.export.mm_format import log_gammas_of, read_gammas, write_competition, write_gammas
 from gomove.export.pachi import write_pachi
 from gomove.export.source import SourceError, extractor_of, load_run, training_dataset
+from gomove.models.checkpoint import save_checkpoint
 from gomove.models.mm import BradleyTerry
-from gomove.train.checkpoint import save_checkpoint
-from gomove.train.flat import FlatData
 
 
 def export_mm(source: str | Path, out: str | Path, progress: bool = False) -> dict[str, int]:

@@ -22,11 +22,11 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from gomove.data.dataset import Dataset, build_dataset
-from gomove.experiment import paths, read_config
+from gomove.data.sources import paths, read_config
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import PatternTable
-from gomove.train.specs import load_checkpoint
+from gomove.models.checkpoint import load_checkpoint
 
 
 class SourceError(ValueError):

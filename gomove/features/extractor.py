@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 from gomove.board.board import SIZE, Board
-from gomove.board.playout import default_max_moves
 from gomove.board.replay import game_arrays, replay, start_board
 from gomove.features.config import FeatureConfig
 from gomove.features.harvest import PatternTable
@@ -29,6 +28,7 @@ from gomove.features.position import FeatureVisitor, visit_position
 from gomove.features.registry import Group, Registry
 from gomove.features.small import level_names as small_level_names
 from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS
+from gomove.playout.driver import default_max_moves
 
 
 class FeatureExtractor:

@@ -2,7 +2,7 @@
 
 Coulom 2007, Table 1, defined once here and used by tactical.py (which refines
 the capture and extension levels with its ladder reader), light.py and the
-pattern playouts (gomove.play.pattern), so the three cannot drift apart. The
+pattern playouts (gomove.playout.pattern), so the three cannot drift apart. The
 kernels take the board's arrays (bc = b.color, head, nxt, libs) and its width
 w, as the playouts' move loops need.
 

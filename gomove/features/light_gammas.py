@@ -7,7 +7,7 @@ Terms:
   ``capture``, ``extension``, ``self_atari``, ``contiguity`` and ``pass``,
   float64[levels + 1], the gamma of each level with index 0 (absent) = 1.
 
-gomove.play.policy.PatternPolicy adds what the playouts need on top (kernel
+gomove.playout.policy.PatternPolicy adds what the playouts need on top (kernel
 tables, running playouts); this layer only defines the numbers and the file,
 so that training can write it without knowing about playouts.
 """

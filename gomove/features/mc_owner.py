@@ -1,7 +1,7 @@
 """Monte-Carlo owner (Coulom 2007, Table 1): how often the mover owns a point after random games.
 
 Terms:
-- count: of n uniform playouts (gomove.board.playout) from the position, the
+- count: of n uniform playouts (gomove.playout.driver) from the position, the
   number whose final area-scoring owner of the point is the player to move
   (Coulom: "running 63 random games from the current position. For each point
   of the board, the number of final positions owned by the player to move").
@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from gomove.board.board import SIZE
-from gomove.board.playout import UNIFORM, run_games, seed_state
+from gomove.playout.driver import UNIFORM, run_games, seed_state
 
 N_BINS = 8
 

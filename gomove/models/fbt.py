@@ -32,7 +32,7 @@ Terms (indices are the global feature indices of gomove.data.batch):
     among all candidates, l_j = mean over the other legal candidates o of
     -log sigmoid(E_winner - E_o) (0 for a position with a single candidate).
 
-These losses work on padded batches (any device). gomove.train.fbt_flat
+These losses work on padded batches (any device). gomove.train.sgd.compiled
 computes the same three losses and their gradients by compiled loops over
 the unpadded candidates on the CPU (tests/test_fbt_flat.py checks them
 against autograd of these).

@@ -21,12 +21,11 @@ Terms (tensors are float64, indices are the global feature indices of
   opponent of gamma 1 (Coulom 2007, 3.3).
 
 The MM update and the prior work on F floats and live with MM's loop, in
-numpy (gomove.train.mm_loop); here are the model and the padded statistics.
+numpy (gomove.train.mm.loop); here are the model and the padded statistics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -39,10 +38,10 @@ def team_log_strength(log_gamma: torch.Tensor, feat: torch.Tensor) -> torch.Tens
     feat: LongTensor[B, M, G] -> Tensor[B, M]. Padding rows (all zeros) get 0;
     mask them before any softmax.
     """
-    return _member_log_gamma(log_gamma, feat).sum(-1)
+    return member_log_gamma(log_gamma, feat).sum(-1)
 
 
-def _member_log_gamma(log_gamma: torch.Tensor, feat: torch.Tensor) -> torch.Tensor:
+def member_log_gamma(log_gamma: torch.Tensor, feat: torch.Tensor) -> torch.Tensor:
     """log_gamma of every index of feat, [B, M, G]; index_select is ~2x faster than
     advanced indexing on CPU."""
     return log_gamma.index_select(0, feat.reshape(-1)).view(feat.shape)
@@ -110,49 +109,5 @@ class BradleyTerry(nn.Module):
         return cls(log_gamma.shape[0], log_gamma)
 
 
-def accumulate_stats(
-    log_gamma: torch.Tensor,
-    feat: torch.Tensor,
-    mask: torch.Tensor,
-    winner: torch.Tensor,
-    columns: Sequence[int],
-    wins: torch.Tensor,
-    denom: torch.Tensor,
-) -> torch.Tensor:
-    """Add one batch's MM statistics of the groups in ``columns`` to wins and denom.
-
-    feat: LongTensor[B, M, G], mask: BoolTensor[B, M], winner: LongTensor[B];
-    wins, denom: float64 Tensor[F], updated in place (slot 0 collects the
-    ``none`` index and padding and means nothing). Returns the batch's
-    log-likelihood, sum_j log P(expert move of j), a float64 scalar tensor.
-
-    C_ij / E_j = exp(log team - log gamma_i - logsumexp_j) (Coulom 2007, 2.5.3),
-    i.e. P(cand) / gamma_i, computed in log space so no product of gammas can
-    overflow. A level present in several candidates of a position adds each of
-    them: C_ij sums the team mates over every team of j that contains i.
-    """
-    member = _member_log_gamma(log_gamma, feat)  # [B, M, G]
-    log_p = masked_log_softmax(member.sum(-1), mask)
-    rows = torch.arange(feat.shape[0], device=feat.device)
-    log_lik = log_p[rows, winner].sum()
-    cols = list(columns)
-    if not cols:
-        return log_lik
-    pick = _columns(cols)
-    idx = pick(feat).reshape(-1)  # [B * M * k]
-    win_idx = pick(feat[rows, winner].unsqueeze(1)).reshape(-1)  # [B * k]
-    wins += torch.bincount(win_idx, minlength=wins.shape[0]).to(wins.dtype)
-    # padding has log_p = -inf, so it adds exp(-inf) = 0
-    ratio = torch.exp(log_p.unsqueeze(-1) - pick(member)).reshape(-1)
-    denom.scatter_add_(0, idx, ratio)
-    return log_lik
 
 
-def _columns(cols: list[int]) -> Callable[[torch.Tensor], torch.Tensor]:
-    """A function taking columns ``cols`` of a [B, M, G] tensor: a view when they
-    are contiguous (one group, or all), since advanced indexing copies slowly."""
-    lo, hi = cols[0], cols[-1] + 1
-    if cols == list(range(lo, hi)):
-        return lambda t: t[:, :, lo:hi]
-    index = torch.tensor(cols)
-    return lambda t: t.index_select(2, index.to(t.device))

@@ -6,7 +6,7 @@ Ranking (LBR) (Gaussian strengths N(mu_f, sigma2_f)). All three predict by
 the highest team strength, the sum of its members' theta (PR) or mu (BAR,
 LBR). For a log-evidence they need probabilities, which none of them gives
 directly: the model scores candidates by a softmax of the team strengths
-times one temperature, fitted on held-out positions (gomove.train.rankers),
+times one temperature, fitted on held-out positions (gomove.train.rankers.fit),
 so a model's ranking is its algorithm's and only the spread of the
 probabilities is fitted. With that temperature the model is Coulom's
 generalized Bradley-Terry model with log gamma_f = temperature * theta_f.

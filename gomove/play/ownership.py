@@ -1,7 +1,7 @@
 """Ownership maps: each point's probability of ending as black's, estimated by playouts.
 
 Stern et al.'s territory prediction, done by Monte Carlo: from a position, n
-playouts (gomove.board.playout) are run to the end and scored by area; a
+playouts (gomove.playout.driver) are run to the end and scored by area; a
 point's black ownership is the fraction of them in which it ends black (a
 black stone, or an empty point only black stones touch). 1 - P(black) -
 P(white) is the share of games where it was dame.
@@ -11,7 +11,7 @@ P(white) is the share of games where it was dame.
 
 Terms:
 - policy: uniform playouts by default, or a trained light pattern policy
-  (``--policy policy.npz``, gomove.play.policy).
+  (``--policy policy.npz``, gomove.playout.policy).
 - ``OwnershipMap``: black[size, size], white[size, size] (probabilities, sgfmill
   (row, col) order with row 0 at the bottom), the playouts' mean score and its
   standard error (black minus white minus komi), n, the colour to move.
@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from gomove.board.board import BLACK, WHITE, Board
-from gomove.board.playout import run_playouts
 from gomove.play.boardplot import draw_board, new_figure, save_figure
-from gomove.play.policy import PatternPolicy
+from gomove.playout.driver import run_playouts
+from gomove.playout.policy import PatternPolicy
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def ownership(
 ) -> OwnershipMap:
     """n playouts from board (unchanged) with to_move to play -> OwnershipMap.
 
-    Uniform playouts, or the pattern policy's (gomove.play.policy) when given.
+    Uniform playouts, or the pattern policy's (gomove.playout.policy) when given.
     """
     if n < 1:
         raise ValueError(f"need at least one playout, not {n}")

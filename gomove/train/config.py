@@ -51,7 +51,7 @@ class ModelConfig:
 
     name: the model, a key of gomove.train.specs.MODELS.
     seed: seeds the model's training (the yaml reads the top-level ``seed``).
-    flat: train on the flat layout (gomove.train.flat.FlatData) with the model's
+    flat: train on the flat layout (gomove.data.flat.FlatData) with the model's
         flat engine where it has one for the device (ModelSpec.flat_devices);
         false, or another device: padded batches streamed from the shards.
     """
@@ -71,7 +71,7 @@ TEAM_DTYPES = ("float32", "float64")
 
 @dataclass
 class MMConfig(ModelConfig):
-    """Coulom's MM (gomove.train.mm): schedule and stopping rule.
+    """Coulom's MM (gomove.train.mm.fit): schedule and stopping rule.
 
     max_iters: at most this many iterations (sweeps).
     tol: stop once every group's last update gained less than tol log-posterior
@@ -79,7 +79,7 @@ class MMConfig(ModelConfig):
         mm.cpp's own threshold: with the default order it ends as converged as
         mm.cpp's run (on 300 games -2.93829 after 26 sweeps against mm.cpp's
         -2.93841; docs/results.md, issue 14).
-    schedule: "cyclic" or "greedy" (see gomove.train.mm_loop).
+    schedule: "cyclic" or "greedy" (see gomove.train.mm.loop).
     order: the order of a cyclic sweep and of greedy's first round: "size",
         the groups with most gammas first (shapes first: on 300 games cyclic
         MM then reaches mm.cpp's final log-posterior in 25 sweeps instead of
@@ -90,7 +90,7 @@ class MMConfig(ModelConfig):
     flat: the flat layout and cached team strengths (~10 bytes per candidate,
         ~10x faster than streaming the shards).
     team_dtype: "float32" or "float64", the cached team strengths of the CPU
-        engine (gomove.train.mm_numba.NumbaMM); sums are float64 either way.
+        engine (gomove.train.mm.compiled.NumbaMM); sums are float64 either way.
     """
 
     name: str = "mm"
@@ -132,7 +132,7 @@ class SGDConfig(ModelConfig):
     sample: 0 for the full gradient, S > 0 for the sampled gradient (fbt only).
     optimizer: "adam" or "sgd" (with ``momentum``, Nesterov when momentum > 0).
     seed: parameters, shuffling, sampling.
-    flat: the flat layout and the compiled engine (gomove.train.fbt_flat.FlatSGD,
+    flat: the flat layout and the compiled engine (gomove.train.sgd.compiled.FlatSGD,
     CPU only; false, or CUDA: padded batches and torch).
     """
 
@@ -187,7 +187,7 @@ RANKERS = ("pr", "bar", "lbr")
 
 @dataclass
 class RankerConfig(ModelConfig):
-    """The comparison paper's rankers (gomove.train.rankers; Wistuba et al. 2012, III).
+    """The comparison paper's rankers (gomove.train.rankers.fit; Wistuba et al. 2012, III).
 
     name: "pr" (win rates), "bar" (Weng and Lin's Bayesian approximation,
         Algorithm 1) or "lbr" (Stern et al.'s Thurstone-Mosteller ranking of

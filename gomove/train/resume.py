@@ -2,9 +2,9 @@
 
 Terms:
 - train state: a trainer's own dict of everything its loop carries
-  (gomove.train.mm_loop: log-gammas, iteration, history, the greedy schedule's
+  (gomove.train.mm.loop: log-gammas, iteration, history, the greedy schedule's
   gains, the statistics of the next update, the trail of updates;
-  gomove.train.sgd: parameters, optimizer and RNG states, epoch, history),
+  gomove.train.sgd.loop: parameters, optimizer and RNG states, epoch, history),
   written whole by one atomic rename (gomove.atomic), so a kill at any moment
   leaves the last complete state.
 - run config: the resolved config of the run, a plain dict, saved with the

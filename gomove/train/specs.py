@@ -1,22 +1,23 @@
-"""The model registry: MODELS, one table of everything a model name stands for.
+"""The trainer table: MODELS, what training a model name takes.
 
 Terms:
 - spec: a ``ModelSpec``: the name (``cfg.model.name``, a checkpoint's
   ``model_name``), the schema of its config group (gomove.train.config,
-  registered in Hydra's ConfigStore as ``base_<name>`` by ``register``), the
-  model class (gomove.models.MoveModel: a saved model is rebuilt with its
-  ``from_state_dict``), its trainer (``fit``) and the devices on which it
-  trains on the flat layout.
-- fit(cfg, data, ctx): train a model of the spec from data, gomove.train.flat.FlatData
-  (the flat engine: MM's numba passes on the CPU and torch passes elsewhere,
-  FBT/LFR's compiled steps on the CPU) or a BatchLoader of padded batches
-  (torch, any device; the oracle the flat engines are tested against);
-  returns the model and one history row per iteration.
+  registered in Hydra's ConfigStore as ``base_<name>`` by ``register``), its
+  trainer (``fit``) and the devices on which it trains on the flat layout. The
+  model class comes from gomove.models.checkpoint.MODEL_CLASSES, the table that
+  loading a model uses without importing any of this.
+- fit(cfg, data, ctx): train a model of the spec from data, gomove.data.flat.FlatData
+  (MM's compiled engine on the CPU and its tensor engine elsewhere, FBT/LFR's
+  compiled steps on the CPU) or a BatchLoader of padded batches (torch, any
+  device; the oracle the other engines are tested against); returns the model
+  and one history row per iteration.
 
 Adding a model: its module in gomove/models (parameters and scoring, the
-MoveModel interface), its trainer in gomove/train, its schema in
-gomove.train.config, its gomove/configs/model/<name>.yaml (``defaults:
-[base_<name>]``) and one entry in MODELS.
+MoveModel interface) and its line in MODEL_CLASSES, its trainer in a folder of
+gomove/train, its schema in gomove.train.config, its
+gomove/configs/model/<name>.yaml (``defaults: [base_<name>]``) and one entry in
+MODELS.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -33,15 +33,13 @@ from omegaconf import DictConfig, OmegaConf
 
 from gomove.data.batch import Batch
 from gomove.data.dataset import Dataset
+from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
 from gomove.features.config import FeatureConfig
 from gomove.features.registry import Registry
 from gomove.models import MoveModel
-from gomove.models.fbt import FactorizationBT
-from gomove.models.mm import BradleyTerry
-from gomove.models.rankers import GaussianRanking, WinRateRanking
+from gomove.models.checkpoint import load_checkpoint, model_class
 from gomove.samples import sample_path
-from gomove.train.checkpoint import read_checkpoint
 from gomove.train.config import (
     Config,
     DataConfig,
@@ -50,15 +48,16 @@ from gomove.train.config import (
     RankerConfig,
     SGDConfig,
 )
-from gomove.train.distributed import World, distributed_mm
-from gomove.train.flat import FlatData
-from gomove.train.mm import PaddedMM, train_mm
-from gomove.train.mm_flat import flat_mm
-from gomove.train.mm_loop import MMPasses
-from gomove.train.rankers import fit_ranker
-from gomove.train.report import Validate
+from gomove.train.mm.distributed import distributed_mm
+from gomove.train.mm.fit import train_mm
+from gomove.train.mm.loop import MMPasses
+from gomove.train.mm.padded import PaddedMM
+from gomove.train.mm.tensor import flat_mm
+from gomove.train.monitor import Validate
+from gomove.train.rankers.fit import fit_ranker
 from gomove.train.resume import Resume
-from gomove.train.sgd import train_sgd
+from gomove.train.sgd.loop import train_sgd
+from gomove.train.world import World
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -80,7 +79,7 @@ class TrainContext:
     progress: bool = True
     val_data: Iterable[Batch] | None = None  # held-out batches (the rankers' calibration)
     checkpoint: Resume | None = None  # the train state (mm, fbt, lfr; the rankers have none)
-    world: World = World()  # the ranks, each training on its share (gomove.train.distributed)
+    world: World = World()  # the ranks, each training on its share (gomove.train.world)
 
 
 History = list[dict[str, Any]]
@@ -97,9 +96,13 @@ class ModelSpec:
 
     name: str
     config: type[ModelConfig]
-    model: type[MoveModel]
     fit: Fit
     flat_devices: tuple[str, ...] | None
+
+    @property
+    def model(self) -> type[MoveModel]:
+        """The model class (gomove.models.checkpoint.MODEL_CLASSES, the one table of them)."""
+        return model_class(self.name)
 
     def trains_flat(self, cfg: ModelConfig, device: torch.device) -> bool:
         """Whether a run of cfg on device trains on FlatData (else padded batches)."""
@@ -125,7 +128,7 @@ class ModelSpec:
 
 
 def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
-    """Coulom's MM (gomove.train.mm) over the flat engine of the device or padded batches."""
+    """Coulom's MM (gomove.train.mm.fit) over the flat engine of the device or padded batches."""
     reg = ctx.registry
     if isinstance(data, FlatData):
         engine: MMPasses = flat_mm(data, ctx.device, cfg.team_dtype)
@@ -145,7 +148,7 @@ def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel
 
 
 def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
-    """FBT or LFR by SGD (gomove.train.sgd), from cfg.init_checkpoint when set."""
+    """FBT or LFR by SGD (gomove.train.sgd.loop), from cfg.init_checkpoint when set."""
     init = None
     if cfg.init_checkpoint:
         state = load_checkpoint(cfg.init_checkpoint)
@@ -170,7 +173,7 @@ def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveMod
 
 
 def fit_rankers(cfg: RankerConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
-    """PR, BAR or LBR (gomove.train.rankers), calibrated on ctx.val_data when given.
+    """PR, BAR or LBR (gomove.train.rankers.fit), calibrated on ctx.val_data when given.
 
     No train state: a few passes in file order, so a killed run trains again."""
     if ctx.world.distributed:
@@ -194,19 +197,19 @@ MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
         # Coulom 2007: one gamma per level, fitted by minorization-maximization
-        ModelSpec("mm", MMConfig, BradleyTerry, fit_mm, flat_devices=None),
+        ModelSpec("mm", MMConfig, fit_mm, flat_devices=None),
         # Xiao and Müller 2016: pairwise interactions of latent vectors, softmax loss, SGD
-        ModelSpec("fbt", SGDConfig, FactorizationBT, fit_sgd, flat_devices=("cpu",)),
+        ModelSpec("fbt", SGDConfig, fit_sgd, flat_devices=("cpu",)),
         # Wistuba and Schmidt-Thieme 2013: the same score, pairwise loss (FBT's baseline)
-        ModelSpec("lfr", SGDConfig, FactorizationBT, fit_sgd, flat_devices=("cpu",)),
+        ModelSpec("lfr", SGDConfig, fit_sgd, flat_devices=("cpu",)),
         # Wistuba et al. 2012, III: the comparison paper's rankers (numba updates on the
         # CPU whatever the device; PR also counts padded batches in tensor form)
         # probabilistic ranking: theta = wins / appearances
-        ModelSpec("pr", RankerConfig, WinRateRanking, fit_rankers, flat_devices=None),
+        ModelSpec("pr", RankerConfig, fit_rankers, flat_devices=None),
         # Bayesian Approximation Ranking: Weng and Lin's online update (Algorithm 1)
-        ModelSpec("bar", RankerConfig, GaussianRanking, fit_rankers, flat_devices=None),
+        ModelSpec("bar", RankerConfig, fit_rankers, flat_devices=None),
         # Loopy Bayesian Ranking: Stern et al.'s EP on pattern teams, filtered
-        ModelSpec("lbr", RankerConfig, GaussianRanking, fit_rankers, flat_devices=None),
+        ModelSpec("lbr", RankerConfig, fit_rankers, flat_devices=None),
     )
 }
 
@@ -227,20 +230,6 @@ def model_config(cfg: DictConfig) -> ModelConfig:
     return model_cfg
 
 
-def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """A checkpoint (gomove.train.checkpoint.read_checkpoint) with ``module``, its model
-    rebuilt on the CPU by the class of its spec, its hparams checked against ``model_args``."""
-    state = read_checkpoint(path)
-    module = model_spec(state["model_name"]).model.from_state_dict(state["model"])
-    hparams = module.hparams()
-    for key, value in state.get("model_args", {}).items():
-        if hparams.get(key) != value:
-            raise ValueError(
-                f"{path}: model_args {key} = {value} but the saved parameters give "
-                f"{key} = {hparams.get(key)}"
-            )
-    state["module"] = module
-    return state
 
 
 def register() -> None:

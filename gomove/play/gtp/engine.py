@@ -23,14 +23,14 @@ import numpy as np
 from gomove import __version__
 from gomove.board.board import BLACK, WHITE
 from gomove.board.coords import PASS, from_loc, gtp_to_loc, loc_to_gtp
-from gomove.board.playout import area_score_judged, run_playouts
 from gomove.play.game import GameState
 from gomove.play.gtp.analysis import gfx_influence, kata_info, lz_info
 from gomove.play.gtp.protocol import GtpError
-from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor, probability_grid
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import RESIGN, Search, SearchResult
+from gomove.playout.driver import area_score_judged, run_playouts
+from gomove.playout.policy import PatternPolicy
 
 COLORS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 MODES = ("search", "policy")

@@ -56,22 +56,22 @@ class SearchConfig:
     c_uct: UCB1's exploration constant; fpu: the value of an unvisited child.
     lgr: the pattern playouts answer the previous move by its last good reply, learned
       from the search's simulations and forgotten when it loses (Baier and Drake,
-      gomove.play.pattern.replies), kept through a game: 0 off, 1 replies to the
+      gomove.playout.pattern.replies), kept through a game: 0 off, 1 replies to the
       last move (LGRF-1), 2 to the last two moves first (LGRF-2).
     tactics: the probability that a pattern playout answers the previous move by a
       tactical move (captures, escapes and decisive ataris of the strings with one or
-      two liberties at and next to it, gomove.play.pattern.tactics) when there is one
+      two liberties at and next to it, gomove.playout.pattern.tactics) when there is one
       and no last good reply (0: off).
     nakade: the probability that a pattern playout answers the previous move, when
       it has neither a last good reply nor a tactical answer, by the vital point of
-      the small eye space next to it (gomove.play.pattern.nakade; 0: off).
+      the small eye space next to it (gomove.playout.pattern.nakade; 0: off).
     selfatari_max: a pattern playout's drawn move never leaves more than this many
-      stones in atari, capturing nothing (gomove.play.pattern.draw.big_self_atari;
+      stones in atari, capturing nothing (gomove.playout.pattern.draw.big_self_atari;
       0: no limit). Such moves throw away a group that could live or make seki.
     local: the probability that a pattern playout answers the previous move, when it
       has no reply, tactical answer or vital point, by a good shape (a 3x3 gamma at
       least local_min times the open point's) next to it or to the move before, drawn
-      by the playout gammas (Pachi's Moggy pattern step, gomove.play.pattern.local; 0: off).
+      by the playout gammas (Pachi's Moggy pattern step, gomove.playout.pattern.local; 0: off).
     pw_amaf: a ranked node opens next, instead of the model's next move, the closed
       move with the best AMAF win rate over at least pw_amaf samples (the playouts'
       opinion of moves the model ranks low; 0: off, the model's order).

@@ -22,7 +22,15 @@ from numba import njit
 
 from gomove.board.board import NMOVES, SIZE, Board, W, legal_moves
 from gomove.board.coords import PASS
-from gomove.board.playout import (
+from gomove.play.search.tree import (
+    N_NODES,
+    PENDING,
+    Tree,
+    add_children,
+    open_by_amaf,
+    open_count,
+)
+from gomove.playout.driver import (
     area_score_into,
     eye_at,
     policy_moves,
@@ -32,15 +40,7 @@ from gomove.board.playout import (
     restore_board,
     restore_position,
 )
-from gomove.play.pattern.replies import learn_replies
-from gomove.play.search.tree import (
-    N_NODES,
-    PENDING,
-    Tree,
-    add_children,
-    open_by_amaf,
-    open_count,
-)
+from gomove.playout.pattern.replies import learn_replies
 
 # params slots (float64): the switches of SearchConfig the loop reads
 C_UCT = 0  # exploration constant

@@ -24,17 +24,6 @@ import numpy as np
 from gomove.board.board import BLACK, LAST, SIZE, WHITE, Board, copy_board, is_superko
 from gomove.board.coords import PASS
 from gomove.board.distance import cfg_distances
-from gomove.board.playout import (
-    UNIFORM,
-    area_score,
-    area_score_judged,
-    default_max_moves,
-    new_rng,
-    start_state,
-)
-from gomove.play.pattern.playout import PatternPlayer
-from gomove.play.pattern.replies import new_replies, no_replies, replies_width
-from gomove.play.policy import PatternPolicy
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.kernels import (
@@ -64,6 +53,17 @@ from gomove.play.search.tree import (
     pw_schedule,
     reset_tree,
 )
+from gomove.playout.driver import (
+    UNIFORM,
+    area_score,
+    area_score_judged,
+    default_max_moves,
+    new_rng,
+    start_state,
+)
+from gomove.playout.pattern.playout import PatternPlayer
+from gomove.playout.pattern.replies import new_replies, no_replies, replies_width
+from gomove.playout.policy import PatternPolicy
 
 RESIGN = "resign"
 # virtual wins at CFG distance 1, 2, 3 from the last move, per unit of prior_local

@@ -1,0 +1,658 @@
+"""Benchmarks behind bench.py: each prints one JSON object per figure.
+
+Speed and memory targets live here, never in tests: every figure carries the
+target it is measured against (``target``) and whether it met it (``ok``).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from gomove.board.board import BLACK, SIZE, copy_board, new_board, play
+from gomove.board.replay import Rules, board_at, game_arrays, replay
+from gomove.data.dataset import Dataset, build_dataset, harvest_cached
+from gomove.data.flat import FlatData
+from gomove.data.loader import BatchLoader
+from gomove.features.config import FeatureConfig
+from gomove.features.extractor import FeatureExtractor
+from gomove.features.harvest import harvest
+from gomove.memory import peak_rss_mb
+from gomove.play.predict import Predictor
+from gomove.play.search.config import SearchConfig, pachi_prior
+from gomove.play.search.search import Search
+from gomove.playout.driver import new_rng, playout, run_playouts
+from gomove.playout.policy import PatternPolicy
+from gomove.reading.games import ReadConfig, iter_games
+from gomove.samples import sample_path
+from gomove.train.config import RankerConfig, SGDConfig
+from gomove.train.mm.fit import MMConfig, train_mm
+from gomove.train.mm.tensor import flat_mm
+from gomove.train.rankers.fit import fit_ranker
+from gomove.train.sgd.loop import train_sgd
+
+REPO = Path(__file__).resolve().parents[1]
+REAL_DATA = REPO.parent / "shared" / "data" / "tygem-9d-2006-01.zip"
+
+
+def emit(record: dict) -> dict:
+    print(json.dumps(record), flush=True)
+    return record
+
+
+def default_games_path() -> str:
+    if REAL_DATA.exists():
+        return str(REAL_DATA)
+
+    return sample_path("gnugo-train.zip")
+
+
+def load_games(path: str, n: int, superko: bool = False) -> list:
+    return list(iter_games(path, ReadConfig(max_games=n, superko=superko)))
+
+
+def bench_replay(games: list, repeats: int = 3) -> list[dict]:
+    arrays = [game_arrays(g) for g in games]
+    out = []
+    for superko in (False, True):
+        b = new_board(19)
+        replay(b, arrays[0].locs[:2], arrays[0].colors[:2], Rules(True, superko))  # compile
+        best = 0.0
+        for _ in range(repeats):
+            t = time.perf_counter()
+            moves = 0
+            for ga in arrays:
+                b = new_board(ga.size, hist_len=len(ga.locs) + 8)
+                moves += replay(b, ga.locs, ga.colors, Rules(True, superko))
+            best = max(best, moves / (time.perf_counter() - t))
+        out.append(
+            emit(
+                {
+                    "bench": "replay",
+                    "superko": superko,
+                    "games": len(arrays),
+                    "moves_per_s": round(best),
+                    "target": 200_000,
+                    "ok": best >= 200_000,
+                }
+            )
+        )
+    return out
+
+
+_EX: FeatureExtractor | None = None
+
+
+def _positions(game) -> int:
+    assert _EX is not None
+    return len(_EX.game(game)["winner"])
+
+
+def _timed(fn: Callable[[], int]) -> tuple[int, float]:
+    t = time.perf_counter()
+    n = fn()
+    return n, time.perf_counter() - t
+
+
+def bench_extract(
+    games: list, harvest_games: list, min_count: int = 10, workers: int | None = None
+) -> list[dict]:
+    """Full extraction (tactical + shapes) positions/s, one process and all cores."""
+    global _EX
+    cfg = FeatureConfig(min_count=min_count, superko=True)
+    table = harvest(harvest_games, cfg, workers=1, progress=False)
+    _EX = FeatureExtractor(cfg, table)
+    _positions(games[0])  # compile
+    n, dt = _timed(lambda: sum(_positions(g) for g in games))
+    out = [
+        emit(
+            {
+                "bench": "extract",
+                "processes": 1,
+                "games": len(games),
+                "positions": n,
+                "patterns": len(table),
+                "positions_per_s": round(n / dt),
+                "per_core": round(n / dt),
+                "target_per_core": 1500,
+                "ok": n / dt >= 1500,
+            }
+        )
+    ]
+    workers = workers or len(os.sched_getaffinity(0))
+    if workers > 1:
+        with mp.get_context("fork").Pool(workers) as pool:
+            pool.map(_positions, games[:workers])  # warm every worker
+            n, dt = _timed(lambda: sum(pool.map(_positions, games, chunksize=4)))
+        rate = n / dt
+        out.append(
+            emit(
+                {
+                    "bench": "extract",
+                    "processes": workers,
+                    "games": len(games),
+                    "positions": n,
+                    "positions_per_s": round(rate),
+                    "per_core": round(rate / workers),
+                    "target_per_core": 1500,
+                    "ok": rate / workers >= 1500,
+                }
+            )
+        )
+    _EX = None
+    return out
+
+
+def bench_load(dataset_dir: str, batch_size: int = 512) -> dict:
+
+    ds = Dataset.open(dataset_dir)
+    n, dt = _timed(lambda: sum(len(b) for b in BatchLoader(ds, batch_size=batch_size)))
+    return emit(
+        {
+            "bench": "load",
+            "positions": n,
+            "positions_per_s": round(n / dt),
+            "bytes_per_position": round(ds.bytes_per_position),
+        }
+    )
+
+
+def bench_dataset(path: str, n_games: int, cache_dir: str = "cache", min_count: int = 10):
+    """The first n_games of path, full features, extracted once into cache_dir (kind "bench")."""
+
+    rc = ReadConfig(max_games=n_games, superko=False)
+    cfg = FeatureConfig(min_count=min_count, superko=False)
+    table = harvest_cached(path, rc, cfg, cache_dir, progress=False)
+    return build_dataset(
+        path, rc, FeatureExtractor(cfg, table), cache_dir, kind="train", progress=False
+    )
+
+
+def bench_mm(
+    path: str, n_games: int, iters: int = 2, cache_dir: str = "cache", min_count: int = 10
+) -> list[dict]:
+    """Seconds per MM iteration per million candidates, flat (gomove.train.mm.tensor: numba on
+    the CPU, torch on CUDA) and streamed; the flat layout and engine's memory; peak memory.
+
+    The dataset is the one ``train.py data=tygem data.max_games=N`` builds when
+    path names the same files (kind "train", same configs): its cache is shared.
+    """
+
+    ds = bench_dataset(path, n_games, cache_dir, min_count)
+    reg = ds.registry
+    groups = reg.group_spans()
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    out = []
+    for device in devices:
+        rss0 = peak_rss_mb()
+        t = time.perf_counter()
+        flat = FlatData.from_dataset(ds)
+        engine = flat_mm(flat, device)
+        load_s = time.perf_counter() - t
+        for name, data in (("flat", engine), ("stream", BatchLoader(ds, batch_size=512))):
+            if name == "stream" and ds.n_candidates > 50_000_000:
+                continue  # minutes per iteration: the flat figure is the one that matters
+            # one iteration first, untimed: compiles the kernels and fills the caches
+            for n_iter in (1, iters):
+                _, hist = train_mm(
+                    data,
+                    reg.n_features,
+                    groups,
+                    MMConfig(max_iters=n_iter, tol=0),
+                    device=device,
+                    progress=False,
+                )
+            sec = float(np.mean([h["seconds"] for h in hist[1:]]))
+            out.append(
+                emit(
+                    {
+                        "bench": "mm",
+                        "mode": name,
+                        "device": device,
+                        "games": ds.n_games,
+                        "positions": ds.n_positions,
+                        "candidates": ds.n_candidates,
+                        "features": reg.n_features,
+                        "seconds_per_iter": round(sec, 3),
+                        "seconds_per_iter_per_million": round(sec / ds.n_candidates * 1e6, 4),
+                        "flat_load_seconds": round(load_s, 2),
+                        "flat_gb": round((flat.nbytes() + engine.nbytes()) / 1e9, 3),
+                        "peak_rss_mb": round(peak_rss_mb()),
+                        "rss_growth_mb": round(peak_rss_mb() - rss0),
+                        "threads": torch.get_num_threads(),
+                    }
+                )
+            )
+        del flat, engine
+    return out
+
+
+def bench_fbt(
+    path: str,
+    n_games: int,
+    cache_dir: str = "cache",
+    min_count: int = 10,
+    k: int = 10,
+    batch_size: int | None = None,
+    engines: tuple[str, ...] = ("flat", "padded"),
+) -> list[dict]:
+    """FBT training speed, positions (and candidates) per second over one SGD epoch:
+    full gradient, sampled (S = 10, 30) and LFR, on the flat engine (CPU,
+    gomove.train.sgd.compiled) and the padded torch path (CPU, and CUDA when
+    present). The epoch's time excludes loading and the untimed first pass.
+    batch_size: positions per step (None: SGDConfig's default)."""
+
+    ds = bench_dataset(path, n_games, cache_dir, min_count)
+    batch_size = batch_size or SGDConfig().batch_size
+    runs = [("flat", "cpu")] if "flat" in engines else []
+    if "padded" in engines:
+        runs += [("padded", "cpu")] + ([("padded", "cuda")] if torch.cuda.is_available() else [])
+    out = []
+    for engine, device in runs:
+        if engine == "flat":
+            t0 = time.perf_counter()
+            data = FlatData.from_dataset(ds)
+            load_s = time.perf_counter() - t0
+        else:
+            data, load_s = BatchLoader(ds, batch_size=batch_size, in_memory=True), None
+        for name, sample in (("fbt", 0), ("fbt", 10), ("fbt", 30), ("lfr", 0)):
+            cfg = SGDConfig(name=name, k=k, sample=sample, epochs=1, batch_size=batch_size)
+            # row 0 of the history is an untimed pass (that also reads the shards into memory)
+            _, hist = train_sgd(data, ds.registry.n_features, cfg, device=device, progress=False)
+            sec = hist[1]["seconds"]
+            out.append(
+                emit(
+                    {
+                        "bench": "fbt",
+                        "engine": engine,
+                        "model": name,
+                        "sample": sample,
+                        "k": k,
+                        "device": device,
+                        "games": ds.n_games,
+                        "positions": ds.n_positions,
+                        "candidates": ds.n_candidates,
+                        "features": ds.registry.n_features,
+                        "batch_size": batch_size,
+                        "seconds_per_epoch": round(sec, 3),
+                        "positions_per_s": round(ds.n_positions / sec),
+                        "candidates_per_s": round(ds.n_candidates / sec),
+                        "load_seconds": None if load_s is None else round(load_s, 2),
+                        "threads": torch.get_num_threads(),
+                    }
+                )
+            )
+        del data
+    return out
+
+
+def bench_rankers(path: str, n_games: int, cache_dir: str = "cache", min_count: int = 10):
+    """PR, BAR and LBR training speed over one pass of n_games (Wistuba et al. 2012,
+    Fig. 10: training time per game), serial numba updates, data loading and the
+    temperature calibration excluded. Target: the paper's ordering, BAR the faster
+    of the Bayesian filters and LBR the slowest."""
+    ds = bench_dataset(path, n_games, cache_dir, min_count)
+    data = FlatData.from_dataset(ds)
+    reg = ds.registry
+    out, seconds = [], {}
+    for name in ("pr", "bar", "lbr"):
+        cfg = RankerConfig(name=name)
+        _, hist = fit_ranker(cfg, data, reg.group_spans(), reg.n_features, torch.device("cpu"))
+        sec = seconds[name] = hist[1]["seconds"]
+        record = {
+            "bench": "rankers",
+            "model": name,
+            "games": ds.n_games,
+            "positions": ds.n_positions,
+            "candidates": ds.n_candidates,
+            "seconds_per_pass": round(sec, 3),
+            "seconds_per_game": round(sec / ds.n_games, 5),
+            "positions_per_s": round(ds.n_positions / sec),
+        }
+        if "ep_iters" in hist[1]:
+            record["ep_iters_per_position"] = round(hist[1]["ep_iters"], 2)
+        out.append(emit(record))
+    ok = seconds["bar"] < seconds["lbr"]
+    out.append(emit({"bench": "rankers", "target": "bar faster than lbr", "ok": ok}))
+    return out
+
+
+PLAYOUT_TARGETS = {9: 20_000, 19: 5_000}  # uniform, from the empty board, per core
+PATTERN_PLAYOUT_TARGETS = {19: 3_700}  # Coulom 2007, 4.3: Crazy Stone's 19x19 rate
+
+
+def playout_positions(games: list) -> list[tuple[str, object, int]]:
+    """(name, board, colour to move): empty 9x9 and 19x19, and a mid-game position of each.
+
+    19x19 mid-game: the position before move 120 of the first game read (a real
+    game); 9x9 mid-game (no real 9x9 games here): after 30 moves of a seeded
+    uniform playout from the empty board.
+    """
+
+    out = [("9x9 empty", new_board(9), BLACK), ("19x19 empty", new_board(19), BLACK)]
+    b9 = new_board(9)
+    moves = np.zeros(30, np.int32)
+    playout(b9, BLACK, 7.0, new_rng(7), 30, np.zeros(81, np.int8), moves)
+    mid9 = new_board(9)
+    color = BLACK
+    for m in moves:
+        play(mid9, int(m), color)
+        color = 3 - color
+    out.insert(1, ("9x9 mid-game (30 random moves)", mid9, color))
+    game = next((g for g in games if g.size == 19 and len(g.moves) >= 120), None)
+    if game is not None:
+        b19, to_move = board_at(game, 120)
+        out.append(("19x19 mid-game (move 120)", b19, to_move))
+    return out
+
+
+def _torchrun(nproc: int, overrides: list[str], threads: int) -> None:
+    """One training run under torchrun (torch.distributed.run) on this machine."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc-per-node={nproc}", "-m", "gomove.cli.train", *overrides]  # fmt: skip
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
+
+
+def _scale_run(run_dir: Path) -> tuple[dict, float]:
+    """metrics.json of a run and its median seconds per iteration (MM: the first one
+    compiles) or epoch (SGD), the history's untimed row 0 left out."""
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    history = torch.load(run_dir / "model.pt", map_location="cpu", weights_only=False)["history"]
+    seconds = [float(h["seconds"]) for h in history[1:] if "seconds" in h]
+    return metrics, float(np.median(seconds))
+
+
+def bench_scale(
+    path: str,
+    n_games: int,
+    work_dir: str = "cache/scale",
+    processes: int = 2,
+    mm_iters: int = 3,
+    test_games: int = 20,
+) -> list[dict]:
+    """Extraction, MM iterations and one FBT epoch under torchrun (gloo): positions per
+    second and each rank's peak memory, for 1 process on 1 core, 1 process on every
+    core (its extraction pool and numba threads) and N processes sharing the cores.
+
+    Speedups are against 1 process on 1 core, the unit torchrun scales (issue 13's
+    target: 1.6x for 2 processes on 2 cores); ``*_vs_threads`` says what the
+    processes gain over one process already using every core.
+
+    Every configuration extracts into a fresh cache (so the extraction is timed; it
+    includes the harvest), then trains MM (mm_iters, tol 0) and FBT k=10 (1 epoch)
+    on it. The test set, the first test_games of path, is only there because a run
+    evaluates.
+    """
+    cores = len(os.sched_getaffinity(0))
+    configs = [(1, 1), (1, cores), (processes, max(1, cores // processes))]
+    rows: dict[tuple[int, int], dict] = {}
+    out = []
+    for nproc, threads in dict.fromkeys(configs):
+        root = Path(work_dir) / f"p{nproc}t{threads}"
+        shutil.rmtree(root, ignore_errors=True)
+        common = ["data=tygem", f"data.train=[{path}]", f"data.test={path}", "data.val=null",
+                  f"data.max_games={n_games}", f"data.max_test_games={test_games}",
+                  f"data.cache_dir={root / 'cache'}", f"data.workers={threads}",
+                  f"threads={threads}", "progress=false"]  # fmt: skip
+        runs = {
+            "mm": ["model=mm", f"model.max_iters={mm_iters}", "model.tol=0"],
+            "fbt": ["model=fbt", "k=10", "model.epochs=1"],
+        }
+        record: dict = {"bench": "scale", "processes": nproc, "threads_per_process": threads,
+                        "games": n_games}  # fmt: skip
+        for name, extra in runs.items():
+            run_dir = root / name
+            _torchrun(nproc, [*common, *extra, f"hydra.run.dir={run_dir}"], threads)
+            metrics, seconds = _scale_run(run_dir)
+            positions = metrics["train_positions"]
+            record["positions"] = positions
+            if name == "mm":  # the first run extracts; the second finds the caches
+                data_s = max(metrics["rank_data_seconds"])
+                record["extract_seconds"] = round(data_s, 2)
+                record["extract_positions_per_s"] = round(positions / data_s)
+            record[f"{name}_seconds"] = round(seconds, 3)
+            record[f"{name}_positions_per_s"] = round(positions / seconds)
+            record[f"{name}_peak_rss_mb_per_rank"] = [round(m) for m in metrics["rank_peak_rss_mb"]]
+        for ref, suffix in (((1, 1), "speedup"), ((1, cores), "vs_threads")):
+            if (nproc, threads) != ref and ref in rows:
+                for key in ("extract", "mm", "fbt"):
+                    rate = record[f"{key}_positions_per_s"] / rows[ref][f"{key}_positions_per_s"]
+                    record[f"{key}_{suffix}"] = round(rate, 2)
+        if nproc > 1:
+            record["target_speedup"] = 0.8 * nproc
+            record["ok"] = all(record[f"{k}_speedup"] >= 0.8 * nproc for k in ("extract", "mm"))
+        rows[nproc, threads] = record
+        out.append(emit(record))
+    return out
+
+
+def bench_playout(
+    games: list, seconds: float = 1.0, repeats: int = 5, policy=None, label: str = "uniform"
+) -> list[dict]:
+    """Uniform playouts per second on one core, best of ``repeats`` runs of ~``seconds``;
+    with ``policy`` (gomove.playout.policy.PatternPolicy) the pattern policy's instead.
+
+    ``playouts_per_s`` counts the process's CPU time (one core's work, what the
+    targets ask), ``wall_playouts_per_s`` the wall clock, which on a shared
+    machine also counts the time others hold the core.
+    """
+
+    runner = run_playouts if policy is None else policy.run_playouts
+    targets = PLAYOUT_TARGETS if policy is None else PATTERN_PLAYOUT_TARGETS
+    out = []
+    for name, board, to_move in playout_positions(games):
+        size = int(board.info[SIZE])
+        runner(board, to_move, 7.5, 4, 0)  # compile
+        n = 64
+        while True:  # size the run to ~seconds
+            t = time.perf_counter()
+            runner(board, to_move, 7.5, n, 1)
+            dt = time.perf_counter() - t
+            if dt > seconds / 4:
+                break
+            n *= 4
+        n = max(int(n * seconds / dt), 1)
+        best_cpu = best_wall = 0.0
+        for r in range(repeats):
+            b = copy_board(board)
+            t = time.perf_counter()
+            c = time.process_time()
+            runner(b, to_move, 7.5, n, 100 + r)
+            best_cpu = max(best_cpu, n / max(time.process_time() - c, 1e-9))
+            best_wall = max(best_wall, n / (time.perf_counter() - t))
+        record = {"bench": "playout", "policy": label, "position": name, "size": size}
+        record["playouts_per_s"] = round(best_cpu)
+        record["wall_playouts_per_s"] = round(best_wall)
+        if name.endswith("empty") and size in targets:
+            record["target_per_core"] = targets[size]
+            record["ok"] = best_cpu >= targets[size]
+        out.append(emit(record))
+    return out
+
+
+def bench_pattern_playout(games: list, policy_path: str | None = None) -> list[dict]:
+    """Pattern-policy playouts per second (gomove/play/pattern/) on the
+    positions of bench_playout; the policy file of ``train.py features=light``,
+    or all gammas 1 (``neutral``) when none is given."""
+
+    if policy_path:
+        return bench_playout(games, policy=PatternPolicy.load(policy_path), label="pattern")
+    return bench_playout(games, policy=PatternPolicy.neutral(), label="pattern (neutral)")
+
+
+def bench_mc_owner(games: list, n_playouts: int = 63) -> list[dict]:
+    """The Monte-Carlo owner feature: positions/s on one core, and what it adds to extraction."""
+    cfg = FeatureConfig(shapes=False, superko=False)
+    owner_cfg = FeatureConfig(
+        shapes=False, superko=False, mc_owner=True, mc_owner_playouts=n_playouts
+    )
+    plain, with_owner = FeatureExtractor(cfg), FeatureExtractor(owner_cfg)
+    plain.game(games[0])
+    with_owner.game(replace(games[0], moves=games[0].moves[:4]))  # compile
+    n, dt_plain = _timed(lambda: sum(len(plain.game(g)["winner"]) for g in games))
+    _, dt_owner = _timed(lambda: sum(len(with_owner.game(g)["winner"]) for g in games))
+    owner_rate = n / (dt_owner - dt_plain)
+    return [
+        emit(
+            {
+                "bench": "mc-owner",
+                "playouts_per_position": n_playouts,
+                "games": len(games),
+                "positions": n,
+                "positions_per_s": round(owner_rate, 1),
+                "ms_per_position": round(1000 / owner_rate, 2),
+                "playouts_per_s": round(owner_rate * n_playouts),
+                "tactical_positions_per_s": round(n / dt_plain),
+                "tactical_with_owner_positions_per_s": round(n / dt_owner, 1),
+            }
+        )
+    ]
+
+
+SEARCH_ROWS = {
+    "uniform": dict(playouts="uniform", pw=False),
+    "pattern": dict(playouts="pattern", pw=False),
+    "pattern+pw": dict(playouts="pattern", pw=True),
+    "pattern+pw+lgr": dict(playouts="pattern", pw=True, lgr=1),
+    "pattern+pw+lgr2": dict(playouts="pattern", pw=True, lgr=2),
+    "pattern+pw+tactics": dict(playouts="pattern", pw=True, tactics=1.0),
+    "pattern+pw+nakade": dict(playouts="pattern", pw=True, nakade=1.0),
+    "pattern+pw+selfatari2": dict(playouts="pattern", pw=True, selfatari_max=2),
+    "pattern+pw+local4": dict(playouts="pattern", pw=True, local=1.0, local_min=4.0),
+    # Pachi's tree priors, every move of a ranked node open
+    "pattern+priors": dict(
+        playouts="pattern", pw=True, pw_base=0, prior_eqex=100, prior_even=14, prior_local=45
+    ),
+    # the model in the tree as Pachi's prior.c uses patterns (its values for the board
+    # size: a row may be a function of the size), every move open or by Coulom's schedule
+    "pattern+pachiprior": lambda size: dict(playouts="pattern", pw=True, **pachi_prior(size)),
+    "pattern+pw+pachiprior": lambda size: dict(
+        playouts="pattern", pw=True, **{**pachi_prior(size), "pw_base": 40.0, "promote_at": None}
+    ),
+}
+
+
+def bench_search(
+    games: list, policy_path: str | None, model_path: str | None, seconds: float = 2.0
+) -> list[dict]:
+    """Search simulations per second (CPU time) from the positions of bench_playout, each
+    configuration, next to the raw pattern-playout rate of the same position (the
+    tree must not be the bottleneck: target >= 80% of it on 19x19 with pattern playouts)."""
+    policy = PatternPolicy.load(policy_path) if policy_path else PatternPolicy.neutral()
+    predictor = Predictor.from_checkpoint(model_path) if model_path else None
+    out = []
+    for name, board, to_move in playout_positions(games):
+        size = int(board.info[SIZE])
+        policy.run_playouts(board, to_move, 7.5, 4, 0)
+        n = 2000 if size == 19 else 8000
+        c = time.process_time()
+        policy.run_playouts(board, to_move, 7.5, n, 1)
+        raw = n / max(time.process_time() - c, 1e-9)
+        for row, kw in SEARCH_ROWS.items():
+            kw = kw(size) if callable(kw) else kw
+            if kw["pw"] and predictor is None:
+                continue
+            cfg = SearchConfig(sims=None, seconds=seconds, resign=0, **kw)
+            Search(cfg, policy, predictor).run(board, to_move, 7.5, sims=200)  # compile
+            search = Search(cfg, policy, predictor)
+            c = time.process_time()
+            res = search.run(board, to_move, 7.5)
+            rate = res.sims / max(time.process_time() - c, 1e-9)
+            record = {"bench": "search", "config": row, "position": name, "size": size,
+                      "sims_per_s": round(rate), "raw_pattern_playouts_per_s": round(raw),
+                      "ratio_to_raw_pattern": round(rate / raw, 3), "promotions": res.promotions,
+                      "tree_nodes": res.tree_nodes}  # fmt: skip
+            # the target is the tree's cost over the same playouts: tactics, nakade,
+            # selfatari_max and local change the playouts themselves, so their ratio
+            # also holds their own cost and has none
+            changed = any(kw.get(k) for k in ("tactics", "nakade", "selfatari_max", "local"))
+            if row != "uniform" and not changed and size == 19:
+                record["target_ratio"] = 0.8
+                record["ok"] = rate >= 0.8 * raw
+            out.append(emit(record))
+    return out
+
+
+def bench_predict(games: list, model_path: str | None, n_positions: int = 300) -> list[dict]:
+    """Full-feature prediction of single positions (Predictor: extraction and scoring),
+    positions per second and microseconds each, on positions of real games."""
+    if model_path is None:
+        return [emit({"bench": "predict", "skipped": "needs --model RUN/model.pt"})]
+    predictor = Predictor.from_checkpoint(model_path)
+    positions = []
+    for g in games:
+        for move in range(10, len(g.moves), 25):
+            positions.append(board_at(g, move + 1))
+            if len(positions) >= n_positions:
+                break
+        if len(positions) >= n_positions:
+            break
+    predictor.predict(*positions[0])  # compile
+    c = time.process_time()
+    for board, color in positions:
+        predictor.extractor.position(board, color)
+    dt_extract = time.process_time() - c
+    c = time.process_time()
+    for board, color in positions:
+        predictor.predict(board, color)
+    dt = time.process_time() - c
+    n = len(positions)
+    return [emit({"bench": "predict", "model": model_path, "positions": n,
+                  "positions_per_s": round(n / dt, 1), "us_per_position": round(1e6 * dt / n),
+                  "us_extraction_per_position": round(1e6 * dt_extract / n)})]  # fmt: skip
+
+
+def run(
+    which: list[str],
+    games_path: str | None = None,
+    n_games: int = 200,
+    harvest_games: int = 1000,
+    mm_games: int = 1000,
+    mm_iters: int = 2,
+    cache_dir: str = "cache",
+    owner_games: int = 5,
+    policy_path: str | None = None,
+    model_path: str | None = None,
+) -> list[dict]:
+    path = games_path or default_games_path()
+    emit({"bench": "setup", "data": path, "games": n_games})
+    games = load_games(path, n_games)
+    out: list[dict] = []
+    if "replay" in which:
+        out += bench_replay(games)
+    if "extract" in which:
+        hv = load_games(path, harvest_games) if harvest_games > n_games else games
+        out += bench_extract(games, hv)
+    if "mm" in which:
+        out += bench_mm(path, mm_games, mm_iters, cache_dir)
+    if "fbt" in which:
+        out += bench_fbt(path, mm_games, cache_dir)
+    if "rankers" in which:
+        out += bench_rankers(path, mm_games, cache_dir)
+    if "scale" in which:
+        out += bench_scale(path, mm_games, str(Path(cache_dir) / "scale"))
+    if "playout" in which:
+        out += bench_playout(games)
+        out += bench_pattern_playout(games, policy_path)
+    if "mc-owner" in which:
+        out += bench_mc_owner(games[:owner_games])
+    if "search" in which:
+        out += bench_search(games, policy_path, model_path)
+    if "predict" in which:
+        out += bench_predict(games, model_path)
+    out.append(emit({"bench": "memory", "peak_rss_mb": round(peak_rss_mb())}))
+    return out

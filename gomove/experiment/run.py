@@ -1,0 +1,285 @@
+"""run(cfg): data -> features -> datasets -> model -> evaluation, the whole of ``gomove-train``.
+
+The experiment layer: it sits on top of training and evaluation and ties them
+together; ``evaluate_checkpoint`` is ``gomove-evaluate``.
+
+Writes into the run directory: ``model.pt`` (checkpoint: registry, pattern
+table, parameters, config), ``train_state.pt`` (the trainer's state after
+its last iteration or epoch, gomove.train.resume, for ``resume=true``; kept
+at the end, so a run killed during evaluation, or rerun with resume=true,
+re-evaluates without training again), ``gammas.md`` (Coulom's Table 1 as learned),
+``policy.npz`` (the playout policy, with ``features=light`` and ``model=mm``),
+``metrics.json``, ``summary.txt``, ``positions.npz`` (every test position's rank,
+legal moves, game, move number, matched shape radius and log-probability, for
+paired comparisons: gomove.experiment.compare), PNG plots and TensorBoard events (``tb/``).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import random
+import time
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+from torch.utils.tensorboard import SummaryWriter
+
+from gomove.atomic import atomic_save_npz
+from gomove.data.dataset import Dataset, build_dataset, default_workers, harvest_cached
+from gomove.data.loader import BatchLoader
+from gomove.data.sources import paths, read_config
+from gomove.evaluate.measures import evaluate, measures, score_positions, validator
+from gomove.evaluate.report import format_table, write_report
+from gomove.features.config import FeatureConfig
+from gomove.features.extractor import FeatureExtractor
+from gomove.features.light_gammas import LightGammas
+from gomove.features.registry import Registry
+from gomove.memory import peak_rss_mb
+from gomove.models import MoveModel
+from gomove.models.checkpoint import load_checkpoint, save_checkpoint, write_gamma_table
+from gomove.models.device import resolve_device
+from gomove.train.resume import Resume
+from gomove.train.specs import TrainContext, model_config, model_spec
+from gomove.train.world import (
+    World,
+    close_world,
+    gather_arrays,
+    harvest_cached_shared,
+    init_world,
+    prefix_logs,
+)
+
+log = logging.getLogger(__name__)
+
+TRAIN_STATE = "train_state.pt"
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+
+
+
+
+@dataclass
+class Datasets:
+    extractor: FeatureExtractor
+    train: Dataset
+    val: Dataset | None
+    test: Dataset
+
+
+def prepare_data(cfg: DictConfig, world: World | None = None) -> Datasets:
+    """Harvest shapes on the training games and extract train/val/test, all cached.
+
+    On several processes (world), each rank extracts and holds its share of the
+    training and test games (gomove.train.world), the validation set only
+    rank 0, which validates; the shapes are counted on the ranks' shares, the
+    counts summed before the table is cut (harvest_cached_shared).
+    """
+    world = world or World()
+    d = cfg.data
+    progress = cfg.progress and world.main
+    # the cores of a machine shared by its ranks
+    workers = d.workers or max(1, default_workers() // world.local_size)
+    feat_cfg = FeatureConfig(**OmegaConf.to_container(cfg.features, resolve=True))
+    feat_cfg.validate()
+    train_read = read_config(d, d.max_games)
+    table = None
+    if feat_cfg.shapes:
+        t0 = time.perf_counter()
+        # several ranks: each counts its share, the counts summed before the cut
+        harvest = harvest_cached
+        if world.distributed:
+            harvest = partial(harvest_cached_shared, world=world)
+        table = harvest(paths(d.train), train_read, feat_cfg, d.cache_dir, workers, progress)
+        log.info(
+            "harvested %d shape patterns in %.1f s: %s",
+            len(table),
+            time.perf_counter() - t0,
+            table.summary(),
+        )
+    ex = FeatureExtractor(feat_cfg, table)
+
+    def build(which: str, max_games: int | None, part: tuple[int, int] | None) -> Dataset:
+        t0 = time.perf_counter()
+        ds = build_dataset(
+            paths(d[which]),
+            read_config(d, max_games),
+            ex,
+            d.cache_dir,
+            kind=which,
+            shard_games=d.shard_games,
+            workers=workers,
+            progress=progress,
+            part=part,
+        )
+        log.info(
+            "%s: %d games, %d positions, %.0f bytes/position (%s), %.1f s",
+            which,
+            ds.n_games,
+            ds.n_positions,
+            ds.bytes_per_position,
+            ds.path,
+            time.perf_counter() - t0,
+        )
+        if ds.n_positions == 0:
+            share = f" (rank {world.rank}'s share of {world.size})" if part else ""
+            raise ValueError(
+                f"data.{which} gave no positions{share}: check the paths and filters "
+                f"({ds.meta.get('read')})"
+            )
+        return ds
+
+    train = build("train", d.max_games, world.part)
+    val = build("val", d.max_val_games, None) if d.val and world.main else None
+    test = build("test", d.max_test_games, world.part)
+    return Datasets(ex, train, val, test)
+
+
+def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
+    """Train and evaluate as cfg says; return the metrics.
+
+    Launched by torchrun on several processes (gomove.train.world), every
+    rank trains on its share of the data and returns the same metrics; rank 0
+    alone writes the run directory.
+    """
+    out = Path(out_dir)
+    seed_everything(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    world, device = init_world(resolve_device(cfg.device))
+    prefix_logs(world)
+    metrics = _run(cfg, out, world, device)
+    close_world(world)
+    return metrics
+
+
+def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict[str, Any]:
+    if world.main:
+        out.mkdir(parents=True, exist_ok=True)
+        log.info("config:\n%s", OmegaConf.to_yaml(cfg, resolve=True))
+    log.info("device: %s, run directory: %s", device, out)
+    progress = cfg.progress and world.main
+    spec = model_spec(cfg.model.name)
+    model_cfg = model_config(cfg)  # a bad combination fails now, not after the extraction
+    t_data = time.perf_counter()
+    data = prepare_data(cfg, world)
+    data_seconds = time.perf_counter() - t_data
+    reg = data.extractor.registry
+    bs = cfg.data.batch_size
+    train_data = spec.train_data(model_cfg, data.train, device, bs, progress)
+    # streamed from its shards at each validation (held, 500 games took ~0.4 GB for
+    # the whole training)
+    val_loader = BatchLoader(data.val, batch_size=bs) if data.val else None
+    validate = validator(val_loader, device) if val_loader is not None else None
+    test_loader = BatchLoader(data.test, batch_size=bs)
+
+    writer = SummaryWriter(str(out / "tb")) if world.main else None
+    t0 = time.perf_counter()
+    if cfg.resume and world.distributed:
+        # each rank's SGD draws from its own generators, which rank 0's file lacks
+        raise ValueError("resume=true continues a one-process run; run it without torchrun")
+    run_cfg = OmegaConf.to_container(cfg, resolve=True)
+    # only rank 0 saves the train state (every rank holds the same model)
+    train_state = Resume(out / TRAIN_STATE, run_cfg, resume=cfg.resume) if world.main else None
+    ctx = TrainContext(reg, device, validate, writer, progress, val_loader, train_state, world)
+    model, history = spec.fit(model_cfg, train_data, ctx)
+    # the training and validation sets go before the test set is read: the peak is training's
+    del train_data, val_loader, validate, ctx
+    gc.collect()
+    train_seconds = time.perf_counter() - t0
+    if writer is not None:
+        writer.close()
+
+    radius = torch.from_numpy(data.extractor.shape_radius())
+    # each rank scores its share of the test games; the records gathered, in game order
+    records = score_positions(
+        model.log_probs, test_loader, shape_radius=radius, device=device
+    ).arrays()
+    records = gather_arrays(world, records)
+    order = np.lexsort((records["move"], records["game"]))
+    records = {k: v[order] for k, v in records.items()}
+    metrics = measures(records)
+    rank_positions = [int(n) for n in world.all_gather(data.train.n_positions)]
+    rank_games = world.all_gather(data.train.n_games)
+    metrics.update(
+        {
+            "train_seconds": train_seconds,
+            # the trainer's own per-iteration times: the algorithm, validation excluded
+            "algorithm_seconds": sum(float(h.get("seconds", 0.0)) for h in history),
+            "model": cfg.model.name,
+            "n_features": reg.n_features,
+            "train_positions": sum(rank_positions),
+            "train_games": sum(rank_games),
+            "iterations": len(history) - 1,
+            "peak_rss_mb": peak_rss_mb(),
+            "world_size": world.size,
+            "rank_positions": rank_positions,
+            # per rank: harvest and extraction (or opening the caches), and peak memory
+            "rank_data_seconds": [float(x) for x in world.all_gather(data_seconds)],
+            "rank_peak_rss_mb": [float(x) for x in world.all_gather(peak_rss_mb())],
+        }
+    )
+    if world.main:
+        save_checkpoint(out / "model.pt", model, data.extractor, cfg, history)
+        write_gamma_table(out / "gammas.md", model, reg)
+        if data.extractor.cfg.light:
+            write_policy(out / "policy.npz", model, reg)
+        atomic_save_npz(out / "positions.npz", **records)
+        write_report(metrics, out)
+        print(format_table(metrics))
+    return metrics
+
+
+def write_policy(path: Path, model: MoveModel, reg: Registry) -> None:
+    """The playout policy of a light-feature model (features.light_gammas), next to model.pt."""
+    log_gamma = model.log_gammas()
+    if log_gamma is None:
+        log.info("no playout policy: a pattern policy needs a product of gammas (model=mm)")
+        return
+    LightGammas.from_gammas(reg, log_gamma.numpy()).save(path)
+    log.info("playout policy: %s", path)
+
+
+def evaluate_checkpoint(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
+    """Score cfg.data.test with a saved model; write metrics.json and plots to out_dir."""
+    if not cfg.checkpoint:
+        raise ValueError("give the model to evaluate: checkpoint=PATH/model.pt")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    device = resolve_device(cfg.device)
+    state = load_checkpoint(cfg.checkpoint)
+    ex = state["extractor"]
+    model = state["module"].to(device)
+    d = cfg.data
+    ds = build_dataset(
+        paths(d.test),
+        read_config(d, d.max_test_games),
+        ex,
+        d.cache_dir,
+        kind="test",
+        shard_games=d.shard_games,
+        workers=d.workers,
+        progress=cfg.progress,
+    )
+    radius = torch.from_numpy(ex.shape_radius())
+    metrics = evaluate(
+        model.log_probs,
+        BatchLoader(ds, batch_size=d.batch_size),
+        shape_radius=radius,
+        device=device,
+    )
+    metrics.update({"model": state["model_name"], "checkpoint": str(cfg.checkpoint)})
+    write_report(metrics, out)
+    print(format_table(metrics))
+    return metrics

@@ -1,0 +1,103 @@
+"""PatternPolicy: the learnt light-feature gammas as the playouts use them.
+
+Terms:
+- policy file: gomove.features.light_gammas (``policy.npz``); a PatternPolicy
+  is a LightGammas, so ``PatternPolicy.load`` reads it.
+- kernel tables (``tables()``): gomove.playout.pattern.tables, built once.
+- playouts: the board's playout driver (gomove.playout.driver.run_games) with
+  this policy's PatternPlayer (gomove.playout.pattern.playout).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gomove.board.board import Board
+from gomove.features.light_gammas import LightGammas
+from gomove.models.checkpoint import load_checkpoint
+from gomove.playout.driver import run_playouts
+from gomove.playout.pattern.local import open_gamma
+from gomove.playout.pattern.playout import PatternPlayer
+from gomove.playout.pattern.replies import no_replies
+from gomove.playout.pattern.tables import PolicyTables, build_tables
+
+
+@dataclass
+class PatternPolicy(LightGammas):
+    """The gammas of a policy file plus the kernel tables built from them (once)."""
+
+    _tables: PolicyTables | None = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path) -> PatternPolicy:
+        """From a model.pt of ``train.py model=mm features=light``."""
+        state = load_checkpoint(path)
+        log_gamma = state["module"].log_gammas()
+        if log_gamma is None:
+            raise ValueError(f"{path}: a pattern policy needs an mm model's gammas")
+        return cls.from_gammas(state["extractor"].registry, log_gamma.numpy())
+
+    def tables(self) -> PolicyTables:
+        """The arrays the playout kernels read, built once."""
+        if self._tables is None:
+            self._tables = build_tables(self)
+        return self._tables
+
+    def player(
+        self,
+        check: bool = False,
+        replies: np.ndarray | None = None,
+        tactics: float = 0.0,
+        nakade: float = 0.0,
+        selfatari_max: int = 0,
+        local: float = 0.0,
+        local_min: float = 4.0,
+    ) -> PatternPlayer:
+        """This policy for the playout driver; with check, errors[0] counts the mismatches
+        of the incremental state (gomove.playout.pattern.check); replies: a table of last
+        good replies the playouts answer by (gomove.playout.pattern.replies; None: off);
+        tactics: the probability of a tactical answer (gomove.playout.pattern.tactics);
+        nakade: the probability of an eye space's vital point (gomove.playout.pattern.nakade);
+        selfatari_max: a drawn move never leaves more stones in atari (0: no limit;
+        gomove.playout.pattern.draw.big_self_atari); local: the probability of a good-shape
+        answer next to the last two moves, a good shape's 3x3 gamma at least local_min
+        times the open point's (gomove.playout.pattern.local)."""
+        for name, p in (("tactics", tactics), ("nakade", nakade), ("local", local)):
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"{name} is a probability in [0, 1], not {p}")
+        if selfatari_max < 0:
+            raise ValueError(f"selfatari_max must be >= 0 (0: no limit), not {selfatari_max}")
+        if not local_min >= 0:
+            raise ValueError(f"local_min must be >= 0, not {local_min}")
+        replies = no_replies() if replies is None else replies
+        errors = np.zeros(1, np.int64)
+        t = self.tables()
+        return PatternPlayer(
+            t,
+            check,
+            errors,
+            replies,
+            float(tactics),
+            float(nakade),
+            int(selfatari_max),
+            float(local),
+            local_min * open_gamma(t),
+        )
+
+    def run_playouts(
+        self,
+        board: Board,
+        color: int,
+        komi: float,
+        n: int,
+        seed: int,
+        max_moves: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """n pattern-policy playouts from board (unchanged), as board.playout.run_playouts.
+
+        Returns (scores float64[n], owner_counts int64[3, size, size]).
+        """
+        return run_playouts(board, color, komi, n, seed, max_moves, policy=self.player())

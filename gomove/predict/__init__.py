@@ -1,1 +1,0 @@
-"""``python -m gomove.predict``: the entry point of ``gomove predict`` (gomove/cli/predict.py)."""

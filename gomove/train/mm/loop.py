@@ -1,0 +1,347 @@
+"""MM's schedule in numpy: the update, the prior and the loop over any MM engine.
+
+Coulom's minorization-maximization (Coulom 2007, 2.5) needs only an engine's
+passes (an ``MMPasses``: the MM statistics of some groups and the
+log-likelihood at given log-gammas) and, between them, a closed-form update
+of one group on F floats. All of that is here, in numpy and without torch, so
+a process that trains by MM on the CPU (``NumbaMM``, gomove.train.mm.compiled)
+carries no torch runtime: scripts/compare_mm_worker.py runs in about half the
+memory of a process that imports torch. gomove.train.mm.fit wraps ``fit_gammas``
+into ``train_mm``, which returns a torch model, streams padded batches
+(``PaddedMM``), validates and writes TensorBoard.
+
+Terms:
+- pass: one stream over the training data at fixed gammas; it yields the MM
+  statistics of the group(s) to update next and, for free, the log-likelihood
+  at those gammas, which measures the previous update.
+- update: one MM batch update of one group (Coulom 2007, 2.5.4); each costs
+  exactly one pass, so data larger than memory is fine.
+- gain: log-posterior per position gained by a group's last update.
+- bound: the gain MM's minorizing function guarantees for an update (Hunter 2004:
+  the surrogate rises by at least this, so the log-posterior does), per position;
+  ``mm_bound``.
+- iteration: one sweep over all groups ("cyclic") or as many updates as there
+  are groups ("greedy": next update the group whose last update guaranteed the
+  most gain, every group once first; Coulom 2007 mentions this option for his mm tool),
+  both in ``MMConfig.order``: by default the groups with most gammas first.
+  A greedy update costs one pass too: it ranks the groups by the gain each
+  update guaranteed (``bound``: the rise of MM's minorizing function, a lower
+  bound of the true gain, known from the update's own statistics before any
+  pass), so the next group is known when the pass after an update starts and
+  that pass gathers its statistics. The true gains, which that pass measures,
+  decide when to stop.
+- train state: saved after every iteration to a ``checkpoint`` (anything with
+  ``load() -> dict | None`` and ``save(dict)``, gomove.train.resume.Resume):
+  the log-gammas, the statistics of the next update, the gains, the history
+  and the trail of updates (each update's group and new log-gammas,
+  iterations x F floats in all), which a resumed run replays into the engine
+  (``MMPasses.advance``) so that its cached team strengths, products in
+  update order, hold the same bits as in an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from gomove.features.registry import GroupSpan
+from gomove.train.config import MMConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PassStats:
+    """What one pass returns: MM statistics (float64[F], numpy) and the log-likelihood."""
+
+    wins: np.ndarray
+    denom: np.ndarray
+    log_likelihood: float
+    n_positions: int
+
+
+class MMPasses(ABC):
+    """An MM engine: passes over one fixed set of training positions."""
+
+    n_positions: int
+
+    @abstractmethod
+    def collect(self, log_gamma: np.ndarray, columns: Sequence[int]) -> PassStats:
+        """MM statistics of the groups in columns and the log-likelihood, at log_gamma
+        (float64[F]): what gomove.train.mm.padded.collect_stats returns over the same
+        positions."""
+
+    def advance(self, log_gamma: np.ndarray) -> None:
+        """Bring any cached state to log_gamma without a pass, as ``collect`` would.
+
+        A resumed run calls it with the log-gammas after every update so far, in
+        order, so that a cache reaches the same bits as in an uninterrupted run.
+        Without a cache (the default), nothing to do.
+        """
+        return None
+
+
+class StateStore(Protocol):
+    """Where the loop's train state goes after every iteration (Resume)."""
+
+    def load(self) -> dict[str, Any] | None: ...
+
+    def save(self, state: dict[str, Any]) -> None: ...
+
+
+def softplus(x: np.ndarray) -> np.ndarray:
+    """log(1 + e^x) without overflow."""
+    return np.logaddexp(0.0, x)
+
+
+def log_prior(log_gamma: np.ndarray) -> float:
+    """log P(virtual results | gamma), summed over every level but ``none``.
+
+    Each level i wins once and loses once against gamma 1 (Coulom 2007, 3.3):
+    log(g / (g + 1)) + log(1 / (g + 1)) = log g - 2 log(1 + g).
+    Levels with no data sit at its maximum, gamma = 1.
+    """
+    lg = np.asarray(log_gamma, dtype=np.float64)[1:]
+    return float((lg - 2.0 * softplus(lg)).sum())
+
+
+def mm_update(
+    log_gamma: np.ndarray, wins: np.ndarray, denom: np.ndarray, offset: int, size: int
+) -> np.ndarray:
+    """One MM batch update of the group at ``[offset, offset + size)``; returns new log_gamma.
+
+    gamma_i <- W_i / sum_j C_ij / E_j (Coulom 2007, 2.5.3), with the prior's
+    virtual games added: one win (W_i += 1) and two games against gamma 1 with
+    C = 1 and E = gamma_i + 1 (denominator += 2 / (gamma_i + 1)). wins and denom
+    must be a pass's statistics at this same log_gamma. Every other index,
+    including 0, is copied unchanged.
+    """
+    if offset < 1 or offset + size > log_gamma.shape[0]:
+        raise ValueError(f"group range [{offset}, {offset + size}) outside [1, {len(log_gamma)})")
+    sl = slice(offset, offset + size)
+    lg = log_gamma[sl]
+    w = wins[sl] + 1.0
+    d = denom[sl] + 2.0 * np.exp(-softplus(lg))  # 2 / (gamma + 1)
+    out = log_gamma.copy()
+    out[sl] = np.log(w) - np.log(d)
+    return out
+
+
+def mm_bound(
+    log_gamma: np.ndarray, wins: np.ndarray, denom: np.ndarray, offset: int, size: int
+) -> float:
+    """The log-posterior gain MM's update of the group at ``[offset, offset + size)``
+    guarantees (its minorizer's rise; not divided by the positions).
+
+    With w_i and d_i the prior-augmented wins and denominators of ``mm_update``
+    and gamma_i' = w_i / d_i, -log E_j' >= -log E_j - (E_j' - E_j) / E_j bounds the
+    change by sum_i w_i log(gamma_i' / gamma_i) - (gamma_i' - gamma_i) d_i, which
+    is >= 0 and 0 exactly at a fixed point of the group.
+    """
+    sl = slice(offset, offset + size)
+    lg = log_gamma[sl]
+    w = wins[sl] + 1.0
+    d = denom[sl] + 2.0 * np.exp(-softplus(lg))
+    new = np.log(w) - np.log(d)
+    return float((w * (new - lg) - w + np.exp(lg) * d).sum())
+
+
+Report = Callable[[dict[str, Any], np.ndarray], None]
+
+
+def fit_gammas(
+    passes: MMPasses,
+    n_features: int,
+    groups: Sequence[GroupSpan],
+    cfg: MMConfig,
+    report: Report | None = None,
+    progress: bool = True,
+    checkpoint: StateStore | None = None,
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Fit gammas by MM from gamma = 1: the log-gammas (float64[n_features]) and one
+    history row per iteration.
+
+    groups: (name, offset, size) of each group, the engine's column order. Row 0
+    of the history is the start (gamma = 1); every row has iter,
+    log_likelihood and log_posterior (per position), seconds and cpu_seconds
+    (wall and this process's CPU time), the updates done and each group's last
+    gain; ``passes`` the passes it took. report(row, log_gamma) sees every row
+    before it is saved (gomove.train.mm.fit adds validation to it). checkpoint: the
+    train state is saved there after every iteration (row 0 included) and
+    continued from when it loads one: the same gammas and history (times
+    apart) as an uninterrupted run, bit for bit.
+    """
+    cfg.validate()
+    active = [g for g, (_, _, size) in enumerate(groups) if size > 0]
+    if cfg.order == "size":  # stable: equal sizes keep the registry's order
+        active.sort(key=lambda g: -groups[g][2])
+    if not active:
+        raise ValueError("no feature group to train")
+    for name, offset, size in groups:
+        if offset < 1 or offset + size > n_features:
+            raise ValueError(f"group {name!r} [{offset}, {offset + size}) not in [1, {n_features})")
+    greedy = cfg.schedule == "greedy"
+    log_gamma = np.zeros(n_features, dtype=np.float64)
+    report = report or (lambda row, lg: None)
+
+    # (group, its log-gammas after the update) of every update: replayed on resume
+    trail: list[tuple[int, np.ndarray]] = []
+    state = checkpoint.load() if checkpoint is not None else None
+    if state is None:
+        t0, c0 = time.perf_counter(), time.process_time()
+        stats = passes.collect(log_gamma, (active[0],))  # both schedules start there
+        if stats.n_positions == 0:
+            raise ValueError("no training positions")
+        lp = stats.log_likelihood + log_prior(log_gamma)
+        gains = {g: math.inf for g in active}
+        bounds = dict(gains)  # each group's last guaranteed gain (greedy's choice)
+        nxt = active[0]  # the group the statistics in hand are for
+        history = [_record(0, stats, lp, time.perf_counter() - t0, [], gains, groups)]
+        history[-1]["cpu_seconds"] = time.process_time() - c0
+        report(history[-1], log_gamma)
+        _save(checkpoint, log_gamma, 0, stats, nxt, lp, gains, bounds, history, trail)
+    else:
+        log_gamma = _replay(state, n_features, passes, groups, trail)
+        stats, lp = _stats_of(state), state["log_posterior"]
+        gains, history = state["gains"], state["history"]
+        if "bounds" not in state and greedy:
+            raise ValueError("train state of an older gomove: its greedy schedule kept no "
+                             "bounds; train again without resume=true")  # fmt: skip
+        # a cyclic state of an older gomove ends a sweep: the next one starts at active[0]
+        bounds, nxt = state.get("bounds", dict(gains)), state.get("next", active[0])
+        log.info("MM: resumed after iteration %d", state["iter"])
+    n = stats.n_positions
+    first = history[-1]["iter"] + 1
+
+    # a resumed run may have converged already
+    last = first - 1 if all(gains[g] < cfg.tol for g in active) else cfg.max_iters
+    bar = tqdm(range(first, last + 1), desc="MM", disable=not progress)
+    for it in bar:
+        t0, c0 = time.perf_counter(), time.process_time()
+        updated: list[int] = []
+        inner = tqdm(range(len(active)), desc=f"iter {it}", leave=False, disable=not progress)
+        for u in inner:
+            g = nxt
+            _, offset, size = groups[g]
+            inner.set_postfix(group=groups[g][0])
+            bounds[g] = mm_bound(log_gamma, stats.wins, stats.denom, offset, size) / n
+            log_gamma = mm_update(log_gamma, stats.wins, stats.denom, offset, size)
+            trail.append((g, log_gamma[offset : offset + size].copy()))
+            # the next pass gathers what the next update needs and measures this one
+            nxt = _choose(bounds, active) if greedy else active[(u + 1) % len(active)]
+            stats = passes.collect(log_gamma, (nxt,))
+            new_lp = stats.log_likelihood + log_prior(log_gamma)
+            gains[g], lp = (new_lp - lp) / n, new_lp
+            updated.append(g)
+        inner.close()
+        row = _record(it, stats, lp, time.perf_counter() - t0, updated, gains, groups)
+        row["passes"] = len(updated)
+        row["cpu_seconds"] = time.process_time() - c0
+        history.append(row)
+        report(row, log_gamma)
+        _save(checkpoint, log_gamma, it, stats, nxt, lp, gains, bounds, history, trail)
+        bar.set_postfix(ll=f"{row['log_likelihood']:.4f}", gain=f"{max(gains.values()):.2e}")
+        if all(gains[g] < cfg.tol for g in active):
+            log.info("MM converged after %d iterations", it)
+            break
+    bar.close()
+    return log_gamma, history
+
+
+def _save(
+    checkpoint: StateStore | None,
+    log_gamma: np.ndarray,
+    it: int,
+    stats: PassStats,
+    nxt: int,
+    lp: float,
+    gains: dict[int, float],
+    bounds: dict[int, float],
+    history: list[dict[str, Any]],
+    trail: list[tuple[int, np.ndarray]],
+) -> None:
+    """Save what the loop carries after iteration ``it``: ``stats`` are those of the
+    next update, so a resumed run needs no extra pass."""
+    if checkpoint is None:
+        return
+    checkpoint.save(
+        {
+            "iter": it,
+            "log_gamma": log_gamma,
+            "wins": stats.wins,
+            "denom": stats.denom,
+            "log_likelihood": stats.log_likelihood,
+            "n_positions": stats.n_positions,
+            "next": nxt,
+            "log_posterior": lp,
+            "gains": gains,
+            "bounds": bounds,
+            "history": history,
+            "trail": trail,
+        }
+    )
+
+
+def _replay(
+    state: dict[str, Any],
+    n_features: int,
+    passes: MMPasses,
+    groups: Sequence[GroupSpan],
+    trail: list[tuple[int, np.ndarray]],
+) -> np.ndarray:
+    """The saved log-gammas, reached by replaying the trail into the engine (its cache
+    then holds the same bits as ``_save`` left it); trail gets the saved one."""
+    log_gamma = np.zeros(n_features, dtype=np.float64)
+    passes.advance(log_gamma.copy())
+    for g, values in state["trail"]:
+        _, offset, size = groups[g]
+        values = np.asarray(values, dtype=np.float64)
+        log_gamma[offset : offset + size] = values
+        passes.advance(log_gamma.copy())
+        trail.append((g, values))
+    if not np.array_equal(log_gamma, np.asarray(state["log_gamma"], dtype=np.float64)):
+        raise ValueError("train state: the trail of updates does not give the saved log-gammas")
+    return log_gamma
+
+
+def _stats_of(state: dict[str, Any]) -> PassStats:
+    return PassStats(
+        np.asarray(state["wins"], dtype=np.float64),
+        np.asarray(state["denom"], dtype=np.float64),
+        state["log_likelihood"],
+        state["n_positions"],
+    )
+
+
+def _choose(bounds: dict[int, float], active: list[int]) -> int:
+    """Greedy schedule: the group whose last update guaranteed most (never-updated
+    first, in ``active``'s order)."""
+    return max(active, key=lambda g: bounds[g])
+
+
+def _record(
+    it: int,
+    stats: PassStats,
+    lp: float,
+    seconds: float,
+    updated: list[int],
+    gains: dict[int, float],
+    groups: Sequence[GroupSpan],
+) -> dict[str, Any]:
+    n = stats.n_positions
+    return {
+        "iter": it,
+        "log_likelihood": stats.log_likelihood / n,
+        "log_posterior": lp / n,
+        "seconds": seconds,
+        "updates": [groups[g][0] for g in updated],
+        "gains": {groups[g][0]: v for g, v in gains.items() if math.isfinite(v)},
+    }

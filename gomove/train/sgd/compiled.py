@@ -1,0 +1,205 @@
+"""FBT / LFR training over the flat layout on the CPU: FlatSGD, the compiled SGD steps.
+
+The padded path (gomove.train.sgd.loop over gomove.data.loader.BatchLoader) pads
+every batch to [B, M, G] and runs torch; here the training set is held flat
+(gomove.data.flat.FlatData, the layout MM's flat engines read too), and a
+step is two compiled loops (gomove.train.sgd.kernels), no padding and no
+batch building:
+
+- ``batch_grad``: per position of the mini-batch, every candidate's team sum
+  s (its members' rows of table [F, 1 + k], table = (w - ||v||^2 / 2, v) as in
+  FactorizationBT.team_strength) and E = s_0 + 1/2 ||s_1..k||^2, the
+  log-softmax, and the gradient of the batch's mean loss w.r.t. table,
+  scattered as c(m) (1, s_1..k) to every member of candidate m. The forward
+  pass costs O(M G k) per position (the sampled gradient needs P_j too); the
+  backward O(M G k) for the full gradient, O(S G k) for the sampled one
+  (only the winner and the S draws scatter).
+- ``update_params``: one Adam (or SGD) step on every w and v, the chain rule
+  through the table and the L2 term included: the same objective and the
+  same optimizer as torch.optim on the padded path, dense (every parameter
+  every step, O(F k)), so the documented objective (gomove.models.fbt) holds
+  exactly. The model's parameters are updated in place (numpy views).
+
+Terms: ``pos`` a mini-batch of position ids (int64[B]); the epoch's order is
+a seeded permutation of the positions, the sampled gradient's draws come from
+uniforms of a second seeded generator, so the same config gives the same
+model whatever the thread count (each kernel's sums run in a fixed order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from gomove.data.flat import FlatData
+from gomove.models.fbt import FactorizationBT
+from gomove.train.config import SGDConfig
+from gomove.train.sgd import kernels
+
+
+class FlatSGD:
+    """SGD of a CPU FactorizationBT over FlatData as cfg says (name, sample, optimizer...).
+
+    Iterating gives one epoch of mini-batches (position ids, seeded order);
+    ``step(pos, lr)`` trains on one, ``measure(pos)`` only evaluates; both
+    return (objective, sum of log P(expert move), positions) like the padded
+    path's Loss: objective is the mean loss + L2 at the parameters before the
+    step (for the sampled gradient, the full softmax loss it estimates).
+    """
+
+    def __init__(self, model: FactorizationBT, data: FlatData, cfg: SGDConfig) -> None:
+        if model.w.device.type != "cpu":
+            raise ValueError("the flat engine runs on the CPU; use padded batches on CUDA")
+        if model.n_features < data.min_features:
+            raise ValueError(
+                f"the data index {data.min_features} features, the model has {model.n_features}"
+            )
+        self.model, self.data, self.cfg = model, data, cfg
+        # views of the parameters: the updates in place are the model's
+        self.w = model.w.detach().numpy()
+        self.v = model.v.detach().numpy()
+        f, k = self.v.shape
+        self.width = (0,) * (1 + k)  # see kernels.batch_grad
+        self.table = np.zeros((f, 1 + k))
+        kernels.fill_table(self.w, self.v, self.table, self.width)
+        self.grad = np.zeros_like(self.table)
+        self.gw, self.gv = np.zeros(f), np.zeros((f, k))  # the parameters' gradients
+        self.state = [np.zeros_like(a) for a in (self.w, self.w, self.v, self.v)]
+        self.n_steps = 0
+        self._l2: tuple[int, float] | None = None  # (n_steps, L2 term) of the last measure
+        if cfg.name == "lfr":
+            self.mode = kernels.LFR
+        else:
+            self.mode = kernels.SAMPLED if cfg.sample else kernels.FULL
+        self.n_samples = cfg.sample if self.mode == kernels.SAMPLED else 0
+        self.order_rng = np.random.default_rng([cfg.seed, 0])
+        self.sample_rng = np.random.default_rng([cfg.seed, 1])
+        m = data.max_cands
+        self.s_buf = np.empty((m, 1 + k))
+        self.e_buf = np.empty(m)
+        self.x_buf = np.empty(m)
+        self._no_unif = np.empty((0, 0))
+        self._compile()
+
+    def _compile(self) -> None:
+        """Compile (or load from the cache) the kernels for these types now, not in
+        the first timed epoch: on an empty batch and on small stand-ins of the state."""
+        self.loss_grad(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), backward=True)
+        k = self.v.shape[1]
+        w, v = np.zeros(2, self.w.dtype), np.zeros((2, k), self.v.dtype)
+        args = (w, v, np.zeros((2, 1 + k)), np.zeros((2, 1 + k)), np.zeros(2), np.zeros((2, k)))
+        state = [np.zeros_like(a) for a in (w, w, v, v)]
+        kernels.update_params(*args, *state, True, 0.0, 0.9, 0.999, 1e-8, 1, 0.0, 0.0, self.width)
+
+    def state_dict(self) -> dict[str, Any]:
+        """What continues training besides the model's parameters: the optimizer's
+        moments and step count, both generators."""
+        return {
+            "moments": [a.copy() for a in self.state],
+            "n_steps": self.n_steps,
+            "order_rng": self.order_rng.bit_generator.state,
+            "sample_rng": self.sample_rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from state_dict(), the model's parameters already loaded (the table
+        is rebuilt from them, as every step leaves it)."""
+        for a, saved in zip(self.state, state["moments"], strict=True):
+            a[...] = saved
+        self.n_steps = state["n_steps"]
+        self.order_rng.bit_generator.state = state["order_rng"]
+        self.sample_rng.bit_generator.state = state["sample_rng"]
+        kernels.fill_table(self.w, self.v, self.table, self.width)
+        self._l2 = None
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        order = self.order_rng.permutation(self.data.n_positions)
+        b = self.cfg.batch_size
+        for lo in range(0, len(order), b):
+            yield order[lo : lo + b]
+
+    def loss_grad(
+        self, pos: np.ndarray, unif: np.ndarray | None = None, backward: bool = True
+    ) -> tuple[float, float]:
+        """(sum of log P(expert move), sum of the loss) over pos; with backward, the
+        gradient of the mean loss w.r.t. the table in ``self.grad`` (kernels.batch_grad).
+
+        unif: float64[B, S] in [0, 1), the sampled gradient's draws (default: new ones).
+        """
+        d = self.data
+        pos = np.ascontiguousarray(pos, dtype=np.int64)
+        mode = self.mode
+        if mode == kernels.SAMPLED and backward:
+            if unif is None:
+                unif = self.sample_rng.random((len(pos), self.n_samples))
+            # sorted, the kernel finds the draws in one pass (the same multiset of draws)
+            unif = np.sort(unif, axis=1)
+        else:
+            unif = self._no_unif
+            mode = kernels.FULL if mode == kernels.SAMPLED else mode
+        return kernels.batch_grad(
+            self.table,
+            d.packed,
+            d.fields,
+            d.offs8,
+            d.levw,
+            d.offsw,
+            d.pos_start,
+            d.winner,
+            pos,
+            unif,
+            mode,
+            backward,
+            self.grad,
+            self.s_buf,
+            self.e_buf,
+            self.x_buf,
+            self.width,
+        )
+
+    def _reduce(self, ll: float, loss: float, n: int, backward: bool) -> tuple[float, float, int]:
+        """(log-likelihood, loss, positions) of the step's whole batch from this process's
+        part; here the part is the batch (gomove.train.world spreads it over ranks)."""
+        return ll, loss, n
+
+    def l2(self) -> float:
+        """lambda_w/2 ||w||^2 + lambda_v/2 ||v||^2 over rows 1.. (row 0 does not count)."""
+        w, v = self.w[1:].astype(np.float64), self.v[1:].astype(np.float64)
+        return 0.5 * (self.cfg.lambda_w * (w * w).sum() + self.cfg.lambda_v * (v * v).sum())
+
+    def measure(self, pos: np.ndarray) -> tuple[float, float, int]:
+        ll, loss = self.loss_grad(pos, backward=False)
+        ll, loss, n = self._reduce(ll, loss, len(pos), False)
+        if self._l2 is None or self._l2[0] != self.n_steps:
+            self._l2 = (self.n_steps, self.l2())
+        return loss / max(n, 1) + self._l2[1], ll, n
+
+    def step(self, pos: np.ndarray, lr: float, unif: np.ndarray | None = None):
+        """One optimizer step on the mini-batch pos at learning rate lr."""
+        ll, loss = self.loss_grad(pos, unif)
+        ll, loss, n = self._reduce(ll, loss, len(pos), True)
+        self.n_steps += 1
+        cfg = self.cfg
+        adam = cfg.optimizer == "adam"
+        h1, h2, eps = (0.9, 0.999, 1e-8) if adam else (cfg.momentum, 0.0, 0.0)
+        l2 = kernels.update_params(
+            self.w,
+            self.v,
+            self.table,
+            self.grad,
+            self.gw,
+            self.gv,
+            *self.state,
+            adam,
+            lr,
+            h1,
+            h2,
+            eps,
+            self.n_steps,
+            cfg.lambda_w,
+            cfg.lambda_v,
+            self.width,
+        )
+        return loss / max(n, 1) + l2, ll, n

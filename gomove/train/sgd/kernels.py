@@ -1,0 +1,336 @@
+"""Numba kernels for SGD steps of FBT and LFR over flat candidates on the CPU (gomove.train.sgd.compiled).
+
+Kept apart from compiled.py: gomove/__init__.py keys the numba cache on every
+module that holds kernels, so only edits here recompile them.
+
+Terms (as in compiled.py):
+- table: float64[F, 1 + k], row r = (w_r - ||v_r||^2 / 2, v_r), row 0 (``none``)
+  zero, so that a team's strength is E = s_0 + 1/2 ||s_1..k||^2 with s the sum
+  of its members' rows (gomove.models.fbt.FactorizationBT.team_strength).
+- packed: uint32[C, W] and fields: int64[G8, 3], levw (flat.FlatData.levw,
+  read by fields.wide_level): every candidate's levels in the groups of
+  < 256 levels, bit-packed
+  (fields.packed_level), and in the others (a candidate's levels side
+  by side: one stream of memory per position); offs8, offsw: int64[G8],
+  [Gw], the groups' registry offsets. Level l > 0 of a group at offset o is
+  the global feature registry.feature_index(o, l); level 0 is absent.
+- pos_start: int64[P + 1], position p's candidates are pos_start[p]:pos_start[p + 1];
+  winner: int64[P], the expert move's index within its position.
+- mode: FULL (FBT, softmax log-loss, exact gradient), SAMPLED (FBT, the
+  poster's sampled gradient estimate), LFR (pairwise loss).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from gomove.data.fields import packed_level, wide_level
+from gomove.features.registry import feature_index
+
+FULL, SAMPLED, LFR = 0, 1, 2
+
+
+@njit(cache=True, inline="always")
+def _add_row(table, offset, lv, s, i, width) -> None:
+    """s[i] += the row of table of level lv of the group at offset (lv 0: nothing)."""
+    if lv != 0:
+        r = feature_index(offset, lv)
+        for q in range(len(width)):
+            s[i, q] += table[r, q]
+
+
+@njit(cache=True, inline="always")
+def _team(table, packed, fields, offs8, levw, offsw, c, s, i, width) -> float:
+    """s[i] = sum of candidate c's rows of table; returns E = s_0 + 1/2 sum_q>0 s_q^2.
+
+    (Rows of s by index, not as views: a view costs a reference count per call.)
+    """
+    d = len(width)
+    for q in range(d):
+        s[i, q] = 0.0
+    for g in range(offs8.shape[0]):
+        _add_row(table, offs8[g], packed_level(packed, fields, c, g), s, i, width)
+    for g in range(offsw.shape[0]):
+        _add_row(table, offsw[g], wide_level(levw, c, g), s, i, width)
+    e = s[i, 0]
+    for q in range(1, d):
+        e += 0.5 * s[i, q] * s[i, q]
+    return e
+
+
+@njit(cache=True, inline="always")
+def _scatter_row(grad, offset, lv, s, i, coef, width) -> None:
+    """grad[r] += coef * (1, s[i, 1..k]) for the row r of level lv at offset (lv 0: none)."""
+    if lv != 0:
+        r = feature_index(offset, lv)
+        grad[r, 0] += coef
+        for q in range(1, len(width)):
+            grad[r, q] += coef * s[i, q]
+
+
+@njit(cache=True, inline="always")
+def _scatter(grad, packed, fields, offs8, levw, offsw, c, s, i, coef, width) -> None:
+    """grad[r] += coef * dE/ds = coef * (1, s[i, 1..k]) for every member r of candidate c."""
+    for g in range(offs8.shape[0]):
+        _scatter_row(grad, offs8[g], packed_level(packed, fields, c, g), s, i, coef, width)
+    for g in range(offsw.shape[0]):
+        _scatter_row(grad, offsw[g], wide_level(levw, c, g), s, i, coef, width)
+
+
+@njit(cache=True)
+def batch_grad(
+    table,
+    packed,
+    fields,
+    offs8,
+    levw,
+    offsw,
+    pos_start,
+    winner,
+    pos,
+    unif,
+    mode,
+    backward,
+    grad,
+    s_buf,
+    e_buf,
+    x_buf,
+    width,
+):
+    """Loss of the positions ``pos`` (int64[B]) and, when ``backward``, the gradient
+    of their mean w.r.t. table, written into grad (zeroed first).
+
+    Returns (sum of log P(expert move) under the softmax, sum of the loss):
+    FULL and SAMPLED: loss = -log P(expert move); LFR: the mean over the other
+    candidates o of -log sigmoid(E_winner - E_o) (0 with no other candidate).
+    Gradients, per position, scaled by 1 / B, with c(m) the coefficient of
+    candidate m's dE/ds = (1, s_1..k):
+    - FULL: c(m) = P(m) - [m = winner], the exact gradient of -log P(winner);
+    - SAMPLED: S = unif.shape[1] draws m_i from P (inverse CDF at unif[b, i]
+      in [0, 1), each row sorted ascending), c(m_i) += 1 / S, c(winner) -= 1:
+      the poster's unbiased estimate, at most 1 + S candidates scattered;
+    - LFR: c(o) = sigmoid(E_o - E_winner) / (M - 1), c(winner) = -sum_o c(o).
+    Serial, in a fixed order: the same inputs give the same bits.
+    s_buf: float64[>= M, 1 + k], e_buf, x_buf: float64[>= M] scratch, M the
+    largest candidate count of a position. width: a tuple of 1 + k zeros, whose
+    length is a compile-time constant: the loops over the table's columns then
+    unroll, twice as fast as over a run-time width (one compilation per k).
+    """
+    if backward:
+        grad[:] = 0.0
+    n = pos.shape[0]
+    if n == 0:
+        return 0.0, 0.0
+    inv_n = 1.0 / n
+    n_samples = unif.shape[1]
+    ll_sum = 0.0
+    loss_sum = 0.0
+    for b in range(n):
+        p = pos[b]
+        lo = pos_start[p]
+        m = pos_start[p + 1] - lo
+        w = winner[p]
+        top = -np.inf
+        for i in range(m):
+            e = _team(table, packed, fields, offs8, levw, offsw, lo + i, s_buf, i, width)
+            e_buf[i] = e
+            if e > top:
+                top = e
+        z = 0.0
+        for i in range(m):
+            x = math.exp(e_buf[i] - top)
+            z += x
+            # SAMPLED keeps the cumulative sums for the inverse CDF
+            x_buf[i] = z if mode == SAMPLED else x
+        ll = e_buf[w] - top - math.log(z)
+        ll_sum += ll
+        if mode != LFR:
+            loss_sum -= ll
+            if not backward:
+                continue
+            if mode == FULL:
+                for i in range(m):
+                    coef = x_buf[i] / z
+                    if i == w:
+                        coef -= 1.0
+                    if coef != 0.0:
+                        _scatter(
+                            grad,
+                            packed,
+                            fields,
+                            offs8,
+                            levw,
+                            offsw,
+                            lo + i,
+                            s_buf,
+                            i,
+                            coef * inv_n,
+                            width,
+                        )
+                continue
+            # one merged pass over the cumulative sums: draw j picks the first i
+            # with x_buf[i] > unif[b, j] z; equal picks (adjacent, the uniforms
+            # being sorted) and the winner's -1 scatter once
+            c = inv_n / n_samples
+            i = 0
+            j = 0
+            win_done = False
+            while j < n_samples:
+                t = unif[b, j] * z
+                while i < m - 1 and x_buf[i] <= t:
+                    i += 1
+                count = 1
+                j += 1
+                while j < n_samples and unif[b, j] * z < x_buf[i]:
+                    count += 1
+                    j += 1
+                coef = count * c
+                if i == w:
+                    coef -= inv_n
+                    win_done = True
+                _scatter(grad, packed, fields, offs8, levw, offsw, lo + i, s_buf, i, coef, width)
+            if not win_done:
+                _scatter(grad, packed, fields, offs8, levw, offsw, lo + w, s_buf, w, -inv_n, width)
+            continue
+        if m < 2:
+            continue
+        ew = e_buf[w]
+        tot = 0.0
+        csum = 0.0
+        for i in range(m):
+            if i == w:
+                continue
+            dlt = e_buf[i] - ew
+            # softplus(dlt) = -log sigmoid(-dlt), and its derivative sigmoid(dlt), stably
+            if dlt > 0.0:
+                tot += dlt + math.log1p(math.exp(-dlt))
+                sig = 1.0 / (1.0 + math.exp(-dlt))
+            else:
+                ex = math.exp(dlt)
+                tot += math.log1p(ex)
+                sig = ex / (1.0 + ex)
+            if backward:
+                coef = sig / (m - 1) * inv_n
+                csum += coef
+                _scatter(grad, packed, fields, offs8, levw, offsw, lo + i, s_buf, i, coef, width)
+        loss_sum += tot / (m - 1)
+        if backward:
+            _scatter(grad, packed, fields, offs8, levw, offsw, lo + w, s_buf, w, -csum, width)
+    return ll_sum, loss_sum
+
+
+@njit(cache=True)
+def _param_grads(w, v, grad, gw, gv, lambda_w, lambda_v, width) -> float:
+    """dL/dw and dL/dv into gw[F], gv[F, k] from the table gradient; returns the L2 term.
+
+    Chain rule through table = (w - ||v||^2 / 2, v): dL/dw_r = grad[r, 0],
+    dL/dv_r = grad[r, 1:] - grad[r, 0] v_r; the L2 term lambda_w/2 ||w||^2 +
+    lambda_v/2 ||v||^2 adds lambda_w w_r and lambda_v v_r. Row 0 (``none``):
+    no gradient, no L2 (the model's score zeroes it).
+    """
+    k = len(width) - 1
+    gw[0] = 0.0
+    for q in range(k):
+        gv[0, q] = 0.0
+    l2w = 0.0
+    l2v = 0.0
+    for r in range(1, w.shape[0]):
+        g0 = grad[r, 0]
+        wr = np.float64(w[r])
+        l2w += wr * wr
+        gw[r] = g0 + lambda_w * wr
+        for q in range(k):
+            vq = np.float64(v[r, q])
+            l2v += vq * vq
+            gv[r, q] = grad[r, 1 + q] - g0 * vq + lambda_v * vq
+    return 0.5 * (lambda_w * l2w + lambda_v * l2v)
+
+
+@njit(cache=True, error_model="numpy")
+def _adam(p, g, m, s, lr, beta1, beta2, eps, step) -> None:
+    """torch.optim.Adam's update (no weight decay, no amsgrad) of 1-D p with gradient g.
+
+    error_model="numpy": no zero-division checks, so the loop vectorizes (4x).
+    """
+    bc1 = 1.0 - beta1**step
+    bc2_sqrt = math.sqrt(1.0 - beta2**step)
+    for i in range(p.shape[0]):
+        gi = g[i]
+        mi = m[i] + (1.0 - beta1) * (gi - m[i])  # torch: exp_avg.lerp_(grad, 1 - beta1)
+        si = beta2 * s[i] + (1.0 - beta2) * gi * gi
+        m[i] = mi
+        s[i] = si
+        p[i] = p[i] - lr / bc1 * mi / (math.sqrt(si) / bc2_sqrt + eps)
+
+
+@njit(cache=True)
+def _sgd(p, g, buf, lr, momentum, step) -> None:
+    """torch.optim.SGD's update of 1-D p: Nesterov momentum when momentum > 0, the
+    buffer starting at the first gradient; plain SGD at momentum 0."""
+    for i in range(p.shape[0]):
+        gi = g[i]
+        if momentum > 0.0:
+            buf[i] = gi if step == 1 else momentum * buf[i] + gi
+            gi = gi + momentum * buf[i]
+        p[i] = p[i] - lr * gi
+
+
+@njit(cache=True)
+def fill_table(w, v, table, width) -> None:
+    """table[r] = (w_r - ||v_r||^2 / 2, v_r) from the stored parameters; row 0 zero."""
+    k = len(width) - 1
+    for q in range(k + 1):
+        table[0, q] = 0.0
+    for r in range(1, w.shape[0]):
+        norm = 0.0
+        for q in range(k):
+            vq = np.float64(v[r, q])
+            table[r, 1 + q] = vq
+            norm += vq * vq
+        table[r, 0] = np.float64(w[r]) - 0.5 * norm
+
+
+@njit(cache=True)
+def update_params(
+    w,
+    v,
+    table,
+    grad,
+    gw,
+    gv,
+    a_w,
+    b_w,
+    a_v,
+    b_v,
+    adam,
+    lr,
+    h1,
+    h2,
+    eps,
+    step,
+    lambda_w,
+    lambda_v,
+    width,
+) -> float:
+    """One optimizer step of w[F] and v[F, k] from the table gradient; table refreshed.
+
+    gw[F], gv[F, k] (float64): the parameters' gradients (_param_grads), left
+    there. adam: Adam with moments a_*, b_* and h1, h2 = beta1, beta2; else
+    SGD with momentum buffer a_* and h1 = momentum (b_*, h2 unused). step:
+    the step number from 1. Dense: every parameter, every step, as
+    torch.optim does. Returns the L2 term at the parameters before the step.
+    Serial, in a fixed order.
+    """
+    l2 = _param_grads(w, v, grad, gw, gv, lambda_w, lambda_v, width)
+    vf, gvf, avf, bvf = v.reshape(-1), gv.reshape(-1), a_v.reshape(-1), b_v.reshape(-1)
+    if adam:
+        _adam(w, gw, a_w, b_w, lr, h1, h2, eps, step)
+        _adam(vf, gvf, avf, bvf, lr, h1, h2, eps, step)
+    else:
+        _sgd(w, gw, a_w, lr, h1, step)
+        _sgd(vf, gvf, avf, lr, h1, step)
+    fill_table(w, v, table, width)
+    return l2

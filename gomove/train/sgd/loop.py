@@ -1,0 +1,417 @@
+"""Stochastic gradient training of the factorized models: FBT (full or sampled gradient) and LFR.
+
+Terms:
+- epoch: one pass over the training positions in shuffled mini-batches; the
+  learning rate follows ``schedule`` as a function of the fractional epoch
+  (updated every batch), so "cosine" decays smoothly to 0 at the last batch.
+- loss: gomove.models.fbt's ``fbt_loss`` (sample = 0), ``sampled_fbt_grad_loss``
+  (sample = S > 0, the poster's approximate gradient) or ``lfr_loss`` (name =
+  "lfr"); each is a mean over the batch's positions plus the full L2 term.
+- init: "random" (w = 0, v ~ N(0, init_std^2)); "mm" (w from ``mm_iters`` MM
+  iterations on the same training data, gomove.train.mm.fit.train_mm); or a
+  saved model (``init``, the model of ``init_checkpoint`` as
+  gomove.train.specs loads it): its level strengths become w (an mm model's
+  log-gammas, an fbt/lfr model's w) and, from an fbt/lfr model of the same
+  k, v too.
+- engine: the data decides. gomove.data.flat.FlatData (what the experiment
+  builds when ``flat`` is true, on the CPU) trains by compiled loops over the
+  flat candidates (gomove.train.sgd.compiled.FlatSGD); a BatchLoader or a list of
+  Batches by torch over padded batches, on any device. Both minimize the same
+  objective with the same optimizer; the flat engine computes in float64
+  and is several times faster, and there the sampled gradient's backward
+  costs O(S) per position instead of O(M).
+
+Reproducible: the parameters, the shuffling and the sampling draw from
+generators seeded by ``seed``; the same config gives the same model on CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from gomove.data.batch import Batch
+from gomove.data.flat import FlatData
+from gomove.data.loader import BatchLoader
+from gomove.features.registry import GroupSpan
+from gomove.models import MoveModel
+from gomove.models.device import resolve_device
+from gomove.models.fbt import (
+    FactorizationBT,
+    Loss,
+    fbt_loss,
+    init_from_mm,
+    lfr_loss,
+    sampled_fbt_grad_loss,
+)
+from gomove.train.config import MMConfig, SGDConfig
+from gomove.train.mm.compiled import NumbaMM
+from gomove.train.mm.distributed import distributed_mm
+from gomove.train.mm.fit import train_mm
+from gomove.train.mm.loop import MMPasses
+from gomove.train.monitor import Validate, report_row
+from gomove.train.resume import Resume
+from gomove.train.sgd.compiled import FlatSGD
+from gomove.train.sgd.distributed import DistributedFlatSGD
+from gomove.train.world import World
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
+
+log = logging.getLogger(__name__)
+
+
+def lr_factor(cfg: SGDConfig, epoch: float) -> float:
+    """Multiplier of cfg.lr at fractional epoch ``epoch`` in [0, cfg.epochs]."""
+    if cfg.schedule == "constant":
+        return 1.0
+    if cfg.schedule == "cosine":
+        return 0.5 * (1.0 + math.cos(math.pi * min(epoch / max(cfg.epochs, 1), 1.0)))
+    return cfg.lr_gamma ** math.floor(epoch / cfg.lr_step)
+
+
+def batch_loss(
+    model: FactorizationBT, batch: Batch, cfg: SGDConfig, generator: torch.Generator
+) -> Loss:
+    """The loss cfg asks for on one batch (see the module docstring)."""
+    args = (model, batch.feat, batch.mask, batch.winner)
+    reg = {"lambda_w": cfg.lambda_w, "lambda_v": cfg.lambda_v}
+    if cfg.name == "lfr":
+        return lfr_loss(*args, **reg)
+    if cfg.sample:
+        return sampled_fbt_grad_loss(*args, cfg.sample, generator, **reg)
+    return fbt_loss(*args, **reg)
+
+
+class _Shuffled:
+    """A list of Batches in a new seeded order every epoch (a BatchLoader shuffles itself)."""
+
+    def __init__(self, batches: Sequence[Batch], seed: int) -> None:
+        self.batches = list(batches)
+        self.rng = np.random.default_rng(seed)
+
+    def __iter__(self):
+        for i in self.rng.permutation(len(self.batches)):
+            yield self.batches[i]
+
+
+def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> tuple[Iterable[Batch], int]:
+    """Training batches for SGD and the number of positions per epoch.
+
+    A BatchLoader is re-made with cfg.batch_size, shuffle=True and cfg.seed
+    (positions shuffled within shards, shards in a random order, per epoch);
+    any other iterable is taken as a fixed list of batches, visited in a seeded
+    random order.
+    """
+    if isinstance(data, BatchLoader):
+        loader = BatchLoader(
+            data.dataset,
+            batch_size=cfg.batch_size,
+            shuffle=True,
+            seed=cfg.seed,
+            device=data.device,
+            in_memory=data.in_memory,
+            max_positions=data.max_positions,
+        )
+        return loader, len(loader)
+    batches = list(data)
+    return _Shuffled(batches, cfg.seed), sum(len(b) for b in batches)
+
+
+def initial_model(
+    cfg: SGDConfig,
+    n_features: int,
+    data: Iterable[Batch] | MMPasses,
+    device: torch.device,
+    groups: list[GroupSpan] | None = None,
+    progress: bool = True,
+    init: MoveModel | None = None,
+) -> FactorizationBT:
+    """The starting model of ``init`` or cfg.init (module docstring), on ``device``.
+
+    data: the training data for init "mm" (padded Batches or an MM engine).
+    """
+    gen = torch.Generator().manual_seed(cfg.seed)
+    model = FactorizationBT(n_features, cfg.k, cfg.init_std, generator=gen)
+    if cfg.init_checkpoint and init is None:
+        raise ValueError(
+            "init_checkpoint: pass its model as init (gomove.train.specs.load_checkpoint)"
+        )
+    if init is not None:
+        w = init.level_strength()
+        if w.shape[0] != n_features:
+            raise ValueError(f"init: {w.shape[0]} features, the data has {n_features}")
+        with torch.no_grad():
+            model.w.copy_(w.to(model.w))
+            if isinstance(init, FactorizationBT) and init.v.shape == model.v.shape:
+                model.v.copy_(init.v.detach().to(model.v))
+    elif cfg.init == "mm":
+        if groups is None:
+            if not isinstance(data, BatchLoader):
+                raise ValueError("init 'mm' needs the feature groups (or a BatchLoader)")
+            reg = data.dataset.registry
+            groups = reg.group_spans()
+        mm, _ = train_mm(
+            data,
+            n_features,
+            groups,
+            MMConfig(max_iters=cfg.mm_iters, tol=0.0, seed=cfg.seed),
+            device=device,
+            progress=progress,
+        )
+        init_from_mm(model, mm.log_gamma.cpu())
+        log.info("init: w from %d MM iterations", cfg.mm_iters)
+    return model.to(device)
+
+
+def train_sgd(
+    data: Iterable[Batch] | FlatData,
+    n_features: int,
+    cfg: SGDConfig,
+    device: torch.device | str = "auto",
+    validate: Validate | None = None,
+    writer: SummaryWriter | None = None,
+    progress: bool = True,
+    groups: list[GroupSpan] | None = None,
+    init: MoveModel | None = None,
+    checkpoint: Resume | None = None,
+    world: World | None = None,
+) -> tuple[FactorizationBT, list[dict[str, Any]]]:
+    """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
+
+    data: FlatData (the flat engine, CPU), a BatchLoader (re-made shuffled,
+    see ``shuffled``) or a list of Batches. Row 0 is the start (one no-grad
+    pass); every row has iter (the epoch), loss (the objective: mean loss +
+    L2, averaged over the epoch's batches as training went), log_likelihood
+    (mean log P(expert move) under the softmax, likewise), seconds (training
+    only, wall time), cpu_seconds (the process's CPU time: on a shared
+    machine, the cost without the waiting), lr (at the epoch's end), and
+    val_top1 / val_log_evidence when validate is given (report.Validate).
+    writer gets train/loss, train/log_likelihood, train/lr, val/top1,
+    val/log_evidence and time/seconds_per_epoch. groups: only for init "mm"
+    on a plain list of batches. init: the saved model to start from (module
+    docstring), required when cfg.init_checkpoint is set. checkpoint: the train
+    state is saved there after every epoch (row 0 included) and, with its
+    ``resume``, continued from: on the CPU the same model and history (times
+    apart) as an uninterrupted run, bit for bit. world: the ranks
+    (gomove.train.world), each holding its share of the positions in
+    FlatData: every step's batch is spread over them, the gradient all-reduced.
+    """
+    cfg.validate()
+    device = resolve_device(device)
+    torch.manual_seed(cfg.seed)
+    flat = isinstance(data, FlatData)
+    world = world or World()
+    if world.distributed and not flat:
+        raise ValueError("several processes train fbt/lfr on the flat engine: CPU, model.flat=true")
+    if flat and device.type != "cpu":
+        raise ValueError(f"the flat engine runs on the CPU, not {device}: give padded batches")
+    state = checkpoint.load() if checkpoint is not None else None
+    init_cfg = cfg
+    if state is not None:  # the saved parameters replace any init: no MM to run first
+        init_cfg, init = replace(cfg, init="random", init_checkpoint=None), None
+    init_data: Any = data
+    if flat and init_cfg.init == "mm" and init is None:
+        init_data = distributed_mm(NumbaMM(data), world)
+        groups = groups or data.group_spans()
+    model = initial_model(init_cfg, n_features, init_data, device, groups, progress, init)
+    del init_data
+    if flat:
+        (total,) = world.sum(data.n_positions)
+        n_positions = int(total)
+    else:
+        batches, n_positions = shuffled(data, cfg)
+    if n_positions == 0:
+        raise ValueError("no training positions")
+    if cfg.l2_positions is not None:
+        cfg = cfg.l2_for(n_positions)
+        log.info("L2 for %d positions: lambda_w %.3g, lambda_v %.3g",
+                 n_positions, cfg.lambda_w, cfg.lambda_v)  # fmt: skip
+    steps: FlatSGD | _PaddedSteps
+    if flat:
+        if world.distributed:
+            steps = DistributedFlatSGD(model, data, cfg, world)
+        else:
+            steps = FlatSGD(model, data, cfg)
+    else:
+        steps = _PaddedSteps(model, batches, n_positions, cfg, device)
+
+    if state is None:
+        t0, c0 = time.perf_counter(), time.process_time()
+        sums = _Sums()
+        for batch in steps:
+            sums.add(*steps.measure(batch))
+        history = [sums.row(0, t0, c0, cfg.lr * lr_factor(cfg, 0))]
+        _report(history[-1], model, validate, writer)
+        seen = 0  # positions trained on (the schedule's clock)
+        _save(checkpoint, model, steps, history, seen)
+    else:
+        model.load_state_dict(state["model"])  # in place: the flat engine's views follow
+        steps.load_state_dict(state["steps"])
+        torch.set_rng_state(state["torch_rng"])
+        np.random.set_state(state["numpy_rng"])
+        history, seen = state["history"], state["seen"]
+        log.info("%s: resumed after epoch %d", cfg.name, history[-1]["iter"])
+
+    first = history[-1]["iter"] + 1
+    bar = tqdm(range(first, cfg.epochs + 1), desc=cfg.name.upper(), disable=not progress)
+    for epoch in bar:
+        t0, c0 = time.perf_counter(), time.process_time()
+        sums = _Sums()
+        for batch in steps:
+            lr = cfg.lr * lr_factor(cfg, seen / n_positions)
+            objective, log_lik, n = steps.step(batch, lr)
+            if not math.isfinite(objective):
+                raise FloatingPointError(
+                    f"non-finite loss in epoch {epoch} at lr {lr:.3g}: training diverged, "
+                    "lower model.lr"
+                )
+            sums.add(objective, log_lik, n)
+            seen += n
+        row = sums.row(epoch, t0, c0, lr)
+        history.append(row)
+        _report(row, model, validate, writer)
+        _save(checkpoint, model, steps, history, seen)
+        bar.set_postfix(loss=f"{row['loss']:.4f}", ll=f"{row['log_likelihood']:.4f}")
+    bar.close()
+    model.eval()
+    return model, history
+
+
+def _save(
+    checkpoint: Resume | None,
+    model: FactorizationBT,
+    steps: FlatSGD | _PaddedSteps,
+    history: list[dict[str, Any]],
+    seen: int,
+) -> None:
+    """Save what the loop carries after an epoch: parameters, the engine's optimizer
+    and generators, the global RNGs (seeded too), history and positions seen."""
+    if checkpoint is None:
+        return
+    checkpoint.save(
+        {
+            "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+            "steps": steps.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "numpy_rng": np.random.get_state(),
+            "history": history,
+            "seen": seen,
+        }
+    )
+
+
+class _PaddedSteps:
+    """The padded path: torch losses over Batches, autograd and torch.optim, any device.
+
+    Iterating gives one epoch of Batches; ``measure`` and ``step`` return
+    (objective, sum of log P(expert move), positions) as FlatSGD's do.
+    """
+
+    def __init__(
+        self,
+        model: FactorizationBT,
+        batches: Iterable[Batch],
+        n_positions: int,
+        cfg: SGDConfig,
+        device: torch.device,
+    ) -> None:
+        """batches, n_positions: as ``shuffled`` gives them."""
+        self.model, self.cfg, self.device = model, cfg, device
+        self.batches, self.n_positions = batches, n_positions
+        self.sample_gen = torch.Generator(device=device).manual_seed(cfg.seed)
+        self.start_cfg = replace(cfg, sample=0)  # the sampled loss's objective is the full one
+        params = [model.w, model.v]
+        if cfg.optimizer == "adam":
+            self.opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=cfg.lr)
+        else:
+            self.opt = torch.optim.SGD(
+                params, lr=cfg.lr, momentum=cfg.momentum, nesterov=cfg.momentum > 0
+            )
+
+    def __iter__(self):
+        return iter(self.batches)
+
+    def measure(self, batch: Batch) -> tuple[float, float, int]:
+        with torch.no_grad():
+            out = batch_loss(self.model, batch.to(self.device), self.start_cfg, self.sample_gen)
+        return float(out.objective), float(out.log_lik), out.n
+
+    def step(self, batch: Batch, lr: float) -> tuple[float, float, int]:
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+        out = batch_loss(self.model, batch.to(self.device), self.cfg, self.sample_gen)
+        self.opt.zero_grad(set_to_none=True)
+        out.loss.backward()
+        self.opt.step()
+        return float(out.objective), float(out.log_lik), out.n
+
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer, the sampling generator and the shuffle's place."""
+        b = self.batches
+        order = b.epoch if isinstance(b, BatchLoader) else b.rng.bit_generator.state
+        return {
+            "optimizer": self.opt.state_dict(),
+            "sample_gen": self.sample_gen.get_state(),
+            "order": order,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.opt.load_state_dict(state["optimizer"])
+        self.sample_gen.set_state(state["sample_gen"])
+        if isinstance(self.batches, BatchLoader):
+            self.batches.epoch = state["order"]
+        else:
+            self.batches.rng.bit_generator.state = state["order"]
+
+
+class _Sums:
+    """Position-weighted running means of one epoch's objective and log-likelihood."""
+
+    def __init__(self) -> None:
+        self.objective = 0.0
+        self.log_lik = 0.0
+        self.n = 0
+
+    def add(self, objective: float, log_lik: float, n: int) -> None:
+        self.objective += objective * n
+        self.log_lik += log_lik
+        self.n += n
+
+    def row(self, it: int, t0: float, c0: float, lr: float) -> dict[str, Any]:
+        """The history row of an epoch that began at perf_counter t0, process_time c0."""
+        n = max(self.n, 1)
+        return {
+            "iter": it,
+            "loss": self.objective / n,
+            "log_likelihood": self.log_lik / n,
+            "seconds": time.perf_counter() - t0,
+            "cpu_seconds": time.process_time() - c0,
+            "lr": lr,
+        }
+
+
+SGD_SCALARS = (
+    ("loss", "train/loss", "loss {:.5f}"),
+    ("log_likelihood", "train/log_likelihood", "log-lik {:.5f}"),
+    ("lr", "train/lr", "lr {:.2e}"),
+    ("seconds", "time/seconds_per_epoch", "{:.2f}s"),
+)
+
+
+def _report(
+    row: dict[str, Any],
+    model: FactorizationBT,
+    validate: Validate | None,
+    writer: SummaryWriter | None,
+) -> None:
+    """Add validation measures to ``row``, log it and write it to TensorBoard."""
+    report_row(row, model.log_probs, validate, writer, SGD_SCALARS, log, "epoch")

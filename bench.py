@@ -1,6 +1,6 @@
 """Benchmarks, JSON lines out: `python bench.py [replay] [extract] [mm] [fbt] [playout] [mc-owner]`.
 
-The same as the ``gomove-bench`` console script (gomove/cli/bench.py).
+The same as the ``gomove bench`` console script (gomove/cli/bench.py).
 """
 
 from gomove.cli.bench import main

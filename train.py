@@ -1,6 +1,6 @@
 """Train a move-prediction model: `python train.py model=mm [data=tygem] [key=value ...]`.
 
-The same as the ``gomove-train`` console script (gomove/cli/train.py).
+The same as the ``gomove train`` console script (gomove/cli/train.py).
 """
 
 from gomove.cli.train import main

@@ -2,7 +2,7 @@
 
     python scripts/check_resignations.py docs/matches/19x19-10000/pattern+pw [--workers 2]
 
-For every game of a match row (a gomove-match folder with results.jsonl) that
+For every game of a match row (a gomove match folder with results.jsonl) that
 gomove lost by resigning, replays its moves into GNU Go (level 10, Chinese
 rules, the match's komi and size), lets GNU Go play both sides from the
 resigned position until two passes, and takes its ``final_score``. Prints one

@@ -3,7 +3,7 @@
 #   scripts/lizzie_screenshot.sh RUN/model.pt RUN_LIGHT/policy.npz OUT.png
 # Needs xvfb, xdotool and imagemagick (apt-get install xvfb xdotool imagemagick liblizzie-java).
 # Lizzie keeps its config in ~/.config/leela-zero/lizzie-config.txt; this script writes the
-# engine command there (gomove-gtp answers `version` 0.17: Lizzie sends lz-analyze only to
+# engine command there (gomove gtp answers `version` 0.17: Lizzie sends lz-analyze only to
 # Leela Zero 0.15 or later), plays 12 moves by clicking the board, and screenshots after 40 s.
 set -eu
 MODEL=$(realpath "$1"); POLICY=$(realpath "$2"); OUT=$(realpath -m "$3")

@@ -3,7 +3,7 @@
     python scripts/trace_losses.py docs/matches/9x9-15000/pattern+pw \\
         --model RUN/model.pt --policy RUN_LIGHT/policy.npz [--sims 15000] [--workers 2]
 
-For every game of match rows (gomove-match folders with results.jsonl and match.json)
+For every game of match rows (gomove match folders with results.jsonl and match.json)
 that gomove lost, replays its moves and, at each of gomove's turns, runs a fresh search
 (no tree kept) for gomove's win rate; between two of gomove's turns, ranks the
 opponent's reply by the full model (its rank among the legal moves and pass: the order

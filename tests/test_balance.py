@@ -1,4 +1,4 @@
-"""Simulation balancing (gomove.train.balance.fit, gomove.train.balance.gradient, gomove-balance).
+"""Simulation balancing (gomove.train.balance.fit, gomove.train.balance.gradient, gomove balance).
 
 - the score function the kernel adds up equals the finite-difference gradient
   of a playout's log-probability, computed from draw.policy_gamma (the

@@ -1,4 +1,4 @@
-"""Coulom's mm files both ways (export.mm_format; gomove-export mm, gammas; gomove-import mm).
+"""Coulom's mm files both ways (export.mm_format; gomove export mm, gammas; gomove import mm).
 
 Invariants checked:
 - the competition file follows mm's grammar (an independent reader, written
@@ -135,7 +135,7 @@ def tiny_run(games, tmp_path_factory) -> Path:
 
 
 def test_gammas_export_import_round_trip(tiny_run, tmp_path, capsys):
-    """gomove-export gammas then gomove-import mm: the same log-gammas (every digit
+    """gomove export gammas then gomove import mm: the same log-gammas (every digit
     kept), the same features and the same scores on the run's training positions."""
     gammas = tmp_path / "g.txt"
     assert export_cli.main(["gammas", str(tiny_run), str(gammas)]) == 0

@@ -1,4 +1,4 @@
-"""Pachi's pattern files (gomove.export.pachi, gomove-export pachi).
+"""Pachi's pattern files (gomove.export.pachi, gomove export pachi).
 
 Invariants checked:
 - the gridcular order is Pachi's: point_order(10) follows the numbered d=10

@@ -420,10 +420,10 @@ def test_cli_option_out_of_range(capsys: pytest.CaptureFixture[str], option: lis
 
 
 def test_python_dash_m_entry_point() -> None:
-    """``python -m gomove.data`` runs main and ends with the JSON line."""
+    """``gomove data`` runs main and ends with the JSON line."""
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     out = subprocess.run(
-        [sys.executable, "-m", "gomove.data", str(FIXTURES / "game19.sgf")],
+        [sys.executable, "-m", "gomove.cli", "data", str(FIXTURES / "game19.sgf")],
         capture_output=True,
         text=True,
         check=True,

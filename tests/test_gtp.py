@@ -6,7 +6,7 @@
   independent parser (field names, ranges, ownership count);
 - fuzz: thousands of random and malformed commands, each answered exactly once
   with '=' or '?', the engine's board always the replay of its move list;
-- gomove-gtp as a process; gomove-match resumes and refs with final_score
+- gomove gtp as a process; gomove match resumes and refs with final_score
   (gomove against itself; against GNU Go when installed).
 """
 
@@ -241,7 +241,7 @@ def test_fuzz_answers_every_command(capture_model):
 
 def test_gtp_process(runs):
     proc = subprocess.run(
-        [sys.executable, "-m", "gomove.cli.gtp", "--model", str(runs["mm"]), "--policy",
+        [sys.executable, "-m", "gomove.cli", "gtp", "--model", str(runs["mm"]), "--policy",
          str(runs["policy"]), "--sims", "30"],
         input="boardsize 9\nplay b E5\ngenmove w\nfinal_score\nquit\n",
         capture_output=True, text=True, timeout=600,
@@ -278,14 +278,14 @@ def test_pachi_prior_follows_the_board_size(runs):
 
 def test_gtp_cli_errors(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "gomove.cli.gtp", "--model", str(tmp_path / "none.pt")],
+        [sys.executable, "-m", "gomove.cli", "gtp", "--model", str(tmp_path / "none.pt")],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    assert proc.returncode != 0 and "gomove-gtp:" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode != 0 and "gomove gtp:" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def gtp_cmd(runs, *extra) -> list[str]:
-    return [sys.executable, "-m", "gomove.cli.gtp", "--policy", str(runs["policy"]),
+    return [sys.executable, "-m", "gomove.cli", "gtp", "--policy", str(runs["policy"]),
             "--sims", "20", "--no-pw", *extra]  # fmt: skip
 
 
@@ -366,14 +366,14 @@ def test_check_resignations_flags_a_resigned_win(tmp_path):
 
 
 def test_fuzz_gtp_process():
-    """2,000 random and malformed commands piped into a gomove-gtp process: one answer
+    """2,000 random and malformed commands piped into a gomove gtp process: one answer
     each, then a clean exit at the end of the input."""
     rnd = random.Random(5)
     lines = [random_command(rnd).replace("\n", " ").replace("\r", " ") for _ in range(2000)]
     lines = [x for x in lines if "quit" not in x.lower()]
     expected = sum(parse_command(x) is not None for x in lines)
     proc = subprocess.run(
-        [sys.executable, "-m", "gomove.cli.gtp", "--sims", "4", "--uniform"],
+        [sys.executable, "-m", "gomove.cli", "gtp", "--sims", "4", "--uniform"],
         input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=600,
         encoding="utf-8", errors="replace",
     )  # fmt: skip
@@ -387,7 +387,7 @@ def test_fuzz_gtp_process():
 @pytest.mark.skipif(find_program("gnugo") is None, reason="GNU Go is not installed")
 def test_match_cli_plays_another_engine(runs, tmp_path, capsys):
     """--engine: any GTP program in gomove's place, each row's ARGS added to its command."""
-    engine = shlex.join([sys.executable, "-m", "gomove.cli.gtp", "--policy", str(runs["policy"]),
+    engine = shlex.join([sys.executable, "-m", "gomove.cli", "gtp", "--policy", str(runs["policy"]),
                          "--sims", "20", "--no-pw"])  # fmt: skip
     out = tmp_path / "cal"
     match_main(["--engine", engine, "--row", "uni=--uniform", "--size", "5", "--komi", "0.5",
@@ -407,6 +407,9 @@ def test_match_cli_errors(tmp_path):
         match_main(["--engine", "no-such-engine-x", "--row", "a=", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="--model and --policy"):
         match_main(["--out", str(tmp_path / "x")])
+    with pytest.raises(SystemExit, match="'no-such-gnugo-x' not found"):
+        match_main(["--engine", sys.executable, "--row", "a=", "--gnugo", "no-such-gnugo-x",
+                    "--out", str(tmp_path / "x")])  # fmt: skip
 
 
 def test_engine_command_resolves_its_program():

@@ -167,7 +167,7 @@ def test_cjk_charsets_are_read(charset: str) -> None:
 def test_error_messages_are_clipped(prop: bytes) -> None:
     """A megabyte value is quoted in at most MAX_MESSAGE characters, and pickling keeps the
     clipped message (found by tests/test_sgf_fuzz.py: 1 MB messages, kept in ReadStats.errors
-    and printed by gomove-data)."""
+    and printed by gomove data)."""
     with pytest.raises(GameError) as info:
         parse_game(b"(;" + prop % (b"9" * (1 << 20) + b"x") + b")", "huge", sizes=None)
     err = info.value

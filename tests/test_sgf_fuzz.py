@@ -1,4 +1,4 @@
-"""Property-based SGF fuzz of the reading layer: iter_games and ``python -m gomove.data``.
+"""Property-based SGF fuzz of the reading layer: iter_games and ``gomove data``.
 
 Inputs are SGF byte strings grown from seeds -- the embedded sample archives, the
 hand-made fixtures and oddities, random legal games (gamegen.py) and random move
@@ -25,7 +25,7 @@ Invariants checked for every case:
   legal game is lost and none is invented;
 - strict=True yields the same games up to the first failure and then raises GameError
   with that failure's reason; filters never raise;
-- gomove.cli.data.main (what ``python -m gomove.data`` runs) returns 0, 1 under
+- gomove.cli.data.main (what ``gomove data`` runs) returns 0, 1 under
   --strict at a failure, 2 for bad options; never raises; writes text a strict UTF-8
   stdout accepts; its JSON line equals the read's summary. A few real subprocess runs
   check the same from outside.
@@ -798,7 +798,7 @@ def test_fuzz_read_and_cli_full() -> None:
 def run_module(args: list[str]) -> subprocess.CompletedProcess:
     # PYTHONIOENCODING=utf-8: a strict stdout, as on a UTF-8 terminal
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    cmd = [sys.executable, "-m", "gomove.data", *args]
+    cmd = [sys.executable, "-m", "gomove.cli", "data", *args]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, errors="replace")
 
 
@@ -826,7 +826,7 @@ def check_subprocess(recs: list[Record], tmp: Path) -> None:
 @settings(SUITE, max_examples=2)
 @given(recs=st.lists(records(huge=False), min_size=12, max_size=12))
 def test_fuzz_python_dash_m(recs: list[Record]) -> None:
-    """``python -m gomove.data`` on a folder of fuzzed records (and a tar of them with
+    """``gomove data`` on a folder of fuzzed records (and a tar of them with
     non-UTF-8 member names): exit 0 with the JSON summary iter_games gives, exit 0 or 1
     under --strict, never a traceback."""
     with tempfile.TemporaryDirectory() as tmp:

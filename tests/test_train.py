@@ -2,7 +2,7 @@
 
 Invariants checked:
 - every config group composes with the schema, and a misspelt key fails at once;
-- train -> checkpoint -> gomove-evaluate gives the same test metrics;
+- train -> checkpoint -> gomove evaluate gives the same test metrics;
 - the run directory holds metrics.json (the keys the papers' comparison needs),
   the plots, the gamma table and TensorBoard events;
 - the same config gives the same model (seeded, deterministic).

@@ -1,10 +1,10 @@
-"""``gomove-balance``: simulation balancing of a playout policy (Huang, Coulom and Lin 2010).
+"""``gomove balance``: simulation balancing of a playout policy (Huang, Coulom and Lin 2010).
 
 Two steps, each resumable:
 
-gomove-balance label GAMES... --model RUN/model.pt --policy RUN_LIGHT/policy.npz \\
+gomove balance label GAMES... --model RUN/model.pt --policy RUN_LIGHT/policy.npz \\
     --per-game 1 --sims 16000 --workers 2 --out labels.jsonl
-gomove-balance train --policy RUN_LIGHT/policy.npz --labels labels.jsonl --out RUN_SB/
+gomove balance train --policy RUN_LIGHT/policy.npz --labels labels.jsonl --out RUN_SB/
 
 ``label`` searches positions drawn from the games (SGF files, or folders
 searched for them) and writes each one's win rate for Black; with
@@ -37,17 +37,17 @@ def _label(args: argparse.Namespace) -> None:
     try:
         engine = engine_command(args.engine) if args.engine else None
     except ValueError as e:
-        raise SystemExit(f"gomove-balance: --engine {e}") from None
+        raise SystemExit(f"gomove balance: --engine {e}") from None
     if engine is None and not (args.model and args.policy):
-        raise SystemExit("gomove-balance: label needs --model and --policy, or --engine")
+        raise SystemExit("gomove balance: label needs --model and --policy, or --engine")
     for path in (args.model, args.policy) if engine is None else ():
         if not Path(path).is_file():
-            raise SystemExit(f"gomove-balance: {path}: no such file")
+            raise SystemExit(f"gomove balance: {path}: no such file")
     jobs, skipped = sample_positions(args.games, args.per_game, args.seed)
     if skipped:
         print(f"skipped {skipped} files that do not read as SGF games")
     if not jobs:
-        raise SystemExit("gomove-balance: no positions: no game has enough moves")
+        raise SystemExit("gomove balance: no positions: no game has enough moves")
     labels = label_positions(jobs, args.out, args.model, args.policy, args.sims,
                              args.workers, args.seed, engine=engine)  # fmt: skip
     print(f"{args.out}: {len(labels)} labelled positions")
@@ -63,17 +63,17 @@ def _train(args: argparse.Namespace) -> None:
         labels = read_labels(args.labels)
         policy = PatternPolicy.load(args.policy)
     except (OSError, ValueError) as e:
-        raise SystemExit(f"gomove-balance: {e}") from None
+        raise SystemExit(f"gomove balance: {e}") from None
     val_labels = [x for x in labels if _held_out(x.sgf, args.val)]
     train_labels = [x for x in labels if not _held_out(x.sgf, args.val)]
     if not train_labels:
-        raise SystemExit(f"gomove-balance: {args.labels}: no training positions")
+        raise SystemExit(f"gomove balance: {args.labels}: no training positions")
     cfg = BalanceConfig(args.value_playouts, args.grad_playouts, args.lr, args.clip,
                         args.epochs, seed=args.seed)  # fmt: skip
     try:
         cfg.validate()
     except ValueError as e:
-        raise SystemExit(f"gomove-balance: {e}") from None
+        raise SystemExit(f"gomove balance: {e}") from None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     train, val = positions_of(train_labels), positions_of(val_labels)
@@ -113,7 +113,7 @@ def _plot(metrics: list[dict], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="gomove-balance", description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="gomove balance", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])  # fmt: skip
     sub = ap.add_subparsers(dest="command", required=True)

@@ -1,4 +1,7 @@
-"""``python -m gomove.data PATH...``: read game records and report what a training run would get.
+"""``gomove data PATH...``: read game records and report what a training run would get.
+
+    gomove data ../shared/data/tygem-9d-2006-01.zip
+    gomove data GAMES/ --sizes 9 13 --max-games 100 --strict
 
 Prints the counts as text, then, as the last stdout line, the same summary as one
 JSON object (for scripts). The progress bar goes to stderr.
@@ -23,9 +26,11 @@ from gomove.reading.sgf import GameError
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="gomove-data",
+        prog="gomove data",
         description="Read SGF games (files, folders, zip/tar archives, globs), replay them, "
         "and count games, skips by reason, positions, sizes, handicaps and ranks.",
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="SGF file, folder, archive or glob")
     p.add_argument("--sizes", nargs="+", type=int, default=[19], help="board sizes kept (19)")

@@ -1,7 +1,7 @@
-"""``gomove-evaluate checkpoint=RUN/model.pt [data=...] [hydra.run.dir=DIR]``: score a saved model.
+"""``gomove evaluate checkpoint=RUN/model.pt [data=...] [hydra.run.dir=DIR]``: score a saved model.
 
 Evaluates the checkpoint on ``data.test`` (the same config groups as
-gomove-train) and writes metrics.json, summary.txt and the plots.
+gomove train) and writes metrics.json, summary.txt and the plots.
 """
 
 from __future__ import annotations

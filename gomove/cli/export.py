@@ -1,10 +1,15 @@
-"""``gomove-export {mm,gammas,pachi}``: gomove's data and models as other programs' files.
+"""``gomove export {mm,gammas,pachi}``: gomove's data and models as other programs' files.
 
-- ``gomove-export mm DATASET_OR_RUN OUT.dat``: the competition file Coulom's
+- ``gomove export mm DATASET_OR_RUN OUT.dat``: the competition file Coulom's
   ``mm`` reads (a dataset folder, or a run's training dataset);
-- ``gomove-export gammas RUN OUT.txt``: a run's gammas as ``mm`` prints them;
-- ``gomove-export pachi RUN OUTDIR [--base PACHI/patterns_mm.gamma]``:
+- ``gomove export gammas RUN OUT.txt``: a run's gammas as ``mm`` prints them;
+- ``gomove export pachi RUN OUTDIR [--base PACHI/patterns_mm.gamma]``:
   Pachi's ``patterns_mm.spat`` and ``patterns_mm.gamma``.
+
+Examples:
+
+    gomove export mm cache/train-KEY input.dat
+    gomove export pachi RUN/ OUTDIR/ --base PACHI/patterns_mm.gamma
 
 Exit status 0, or 2 with one ``error:`` line for bad input.
 """
@@ -19,7 +24,11 @@ from gomove.export.models import export_gammas, export_mm, export_pachi
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="gomove-export", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="gomove export",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="what", required=True)
     mm = sub.add_parser("mm", help="a dataset as mm's competition file")
     mm.add_argument("source", metavar="DATASET_OR_RUN")

@@ -1,10 +1,10 @@
-"""``gomove-gtp``: gomove as a GTP engine, for Go GUIs (Lizzie, Sabaki, GoGui) and matches.
+"""``gomove gtp``: gomove as a GTP engine, for Go GUIs (Lizzie, Sabaki, GoGui) and matches.
 
-gomove-gtp --model RUN/model.pt --policy RUN_LIGHT/policy.npz
-gomove-gtp --model RUN/model.pt --mode policy --temperature 0.5
-gomove-gtp --policy RUN_LIGHT/policy.npz --no-pw --sims 3000
-gomove-gtp --model M --policy P --set rave=false --set c_uct=0.5
-gomove-gtp --model M --policy P --pachi-prior
+gomove gtp --model RUN/model.pt --policy RUN_LIGHT/policy.npz
+gomove gtp --model RUN/model.pt --mode policy --temperature 0.5
+gomove gtp --policy RUN_LIGHT/policy.npz --no-pw --sims 3000
+gomove gtp --model M --policy P --set rave=false --set c_uct=0.5
+gomove gtp --model M --policy P --pachi-prior
 
 Progressive widening needs the full model (--model), pattern playouts the
 light policy (--policy, the policy.npz of ``train.py model=mm features=light``).
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from dataclasses import fields
 from functools import partial
 
 from gomove.play.gtp.engine import GtpEngine
@@ -32,34 +31,13 @@ from gomove.playout.policy import PatternPolicy
 
 
 def search_config(sets: list[str], base: dict | None = None) -> SearchConfig:
-    """SearchConfig from key=value strings (types from the dataclass's defaults)."""
-    d = dict(base or {})
-    types = {f.name: f.type for f in fields(SearchConfig)}
-    for item in sets:
-        key, sep, value = item.partition("=")
-        if not sep or key not in types:
-            raise ValueError(f"--set {item!r}: expected key=value with key in {sorted(types)}")
-        d[key] = _convert(value, str(types[key]))
-    return SearchConfig.from_dict(d)
+    """SearchConfig from --set key=value strings over base (SearchConfig.from_overrides)."""
+    return SearchConfig.from_overrides(sets, base)
 
 
 def pachi_config(sets: list[str], base: dict, size: int) -> SearchConfig:
     """--pachi-prior's settings for a board size: pachi_prior(size) over base, sets over both."""
     return search_config(sets, {**base, **pachi_prior(size)})
-
-
-def _convert(value: str, typ: str):
-    if value.lower() in ("none", "null"):
-        return None
-    if "bool" in typ:
-        if value.lower() not in ("true", "false", "1", "0"):
-            raise ValueError(f"{value!r} is not a boolean")
-        return value.lower() in ("true", "1")
-    if "int" in typ:
-        return int(value)
-    if "float" in typ:
-        return float(value)
-    return value
 
 
 def add_engine_args(ap: argparse.ArgumentParser) -> None:
@@ -106,7 +84,12 @@ def build_engine(args: argparse.Namespace) -> GtpEngine:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="gomove-gtp", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="gomove gtp",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_engine_args(ap)
     ap.add_argument("--log", default="WARNING", help="log level (to stderr)")
     args = ap.parse_args(argv)
@@ -114,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         engine = build_engine(args)
     except (OSError, ValueError) as e:
-        sys.exit(f"gomove-gtp: {e}")
+        sys.exit(f"gomove gtp: {e}")
     serve(engine)
 
 

@@ -1,20 +1,20 @@
-"""``gomove-match``: Coulom's Table 2 against GNU Go: each row a gomove configuration,
+"""``gomove match``: Coulom's Table 2 against GNU Go: each row a gomove configuration,
 games played over GTP, resumable, written as SGF, tabulated with 95% intervals.
 
-gomove-match --model RUN/model.pt --policy RUN_LIGHT/policy.npz --size 9 --games 100 \\
+gomove match --model RUN/model.pt --policy RUN_LIGHT/policy.npz --size 9 --games 100 \\
     --sims 3000 --out matches/9x9 --workers 2
-gomove-match ... --row "pattern+pw=" --row "pattern+pw+rave=--set rave=true"
+gomove match ... --row "pattern+pw=" --row "pattern+pw+rave=--set rave=true"
 
 Default rows: uniform (uniform playouts, plain UCT), pattern (pattern
 playouts, plain UCT), pattern+pw (pattern playouts and progressive widening).
-Rows are NAME=ARGS with gomove-gtp arguments added to the common ones.
+Rows are NAME=ARGS with gomove gtp arguments added to the common ones.
 Running the same command again resumes every row where it stopped.
 
 --engine plays another GTP program in gomove's place under the same harness
 (a calibration: the same opponent, colours, komi and referee), each row's ARGS
 added to its command; its own options set its budget:
 
-gomove-match --engine "pachi --nodcnn -t =5000" --row "moggy=threads=1,pondering=0" \
+gomove match --engine "pachi --nodcnn -t =5000" --row "moggy=threads=1,pondering=0" \
     --row "light=threads=1,pondering=0,playout=light" --size 9 --out matches/pachi
 """
 
@@ -36,7 +36,7 @@ DEFAULT_ROWS = (
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="gomove-match", description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="gomove match", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])  # fmt: skip
     ap.add_argument("--model", help="model.pt (progressive widening)")
@@ -53,35 +53,36 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=1, help="games at once (one per core)")
     ap.add_argument("--out", required=True, help="folder of the match (resumed when present)")
     args = ap.parse_args(argv)
-    gnugo = find_program(args.gnugo)
-    if gnugo is None:
-        sys.exit(f"gomove-match: {args.gnugo!r} not found (Debian: apt-get install gnugo)")
     if args.engine:
         try:
             base = engine_command(args.engine)
         except ValueError as e:
-            sys.exit(f"gomove-match: --engine {e}")
+            sys.exit(f"gomove match: --engine {e}")
         if not args.row:
-            sys.exit("gomove-match: --engine needs at least one --row NAME=ARGS")
+            sys.exit("gomove match: --engine needs at least one --row NAME=ARGS")
     else:
         if not (args.model and args.policy):
-            sys.exit("gomove-match: --model and --policy are required (or --engine)")
+            sys.exit("gomove match: --model and --policy are required (or --engine)")
         for path in (args.model, args.policy):
             if not Path(path).is_file():
-                sys.exit(f"gomove-match: {path}: no such file")
+                sys.exit(f"gomove match: {path}: no such file")
         budget = (
             ["--sims", str(args.sims)] if args.seconds is None else ["--seconds", str(args.seconds)]
         )
-        base = [sys.executable, "-m", "gomove.cli.gtp", "--model", args.model,
+        base = [sys.executable, "-m", "gomove.cli", "gtp", "--model", args.model,
                 "--policy", args.policy, *budget, "--seed", "0"]  # fmt: skip
-    opponent = [gnugo, "--mode", "gtp", "--level", str(args.level), "--chinese-rules"]
     tested = Path(base[0]).name if args.engine else "gomove"
     rows = []
     for spec in args.row or DEFAULT_ROWS:
         name, sep, extra = spec.partition("=")
         if not sep or not name:
-            sys.exit(f"gomove-match: --row {spec!r}: expected NAME=ARGS")
+            sys.exit(f"gomove match: --row {spec!r}: expected NAME=ARGS")
         rows.append((name, shlex.split(extra)))
+    # the arguments first, then the machine: a bad command line says so even without GNU Go
+    gnugo = find_program(args.gnugo)
+    if gnugo is None:
+        sys.exit(f"gomove match: {args.gnugo!r} not found (Debian: apt-get install gnugo)")
+    opponent = [gnugo, "--mode", "gtp", "--level", str(args.level), "--chinese-rules"]
     out = Path(args.out)
     table = []
     for name, extra in rows:

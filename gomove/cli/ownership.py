@@ -1,7 +1,7 @@
-"""``gomove-ownership GAME.sgf|ARCHIVE [--game N] [--move M]``: an ownership map as a PNG.
+"""``gomove ownership GAME.sgf|ARCHIVE [--game N] [--move M]``: an ownership map as a PNG.
 
-gomove-ownership GAME.sgf --move 120 --playouts 1000 --out own.png
-gomove-ownership ARCHIVE.zip --game 3 --move 150 --policy RUN/policy.npz
+gomove ownership GAME.sgf --move 120 --playouts 1000 --out own.png
+gomove ownership ARCHIVE.zip --game 3 --move 150 --policy RUN/policy.npz
 """
 
 from __future__ import annotations
@@ -18,7 +18,12 @@ from gomove.reading.games import load_game
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="gomove-ownership", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="gomove ownership",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("sgf", help="an SGF file, or an archive / folder of them (see --game)")
     ap.add_argument("--game", type=int, default=0, help="which game of an archive (0-based)")
     ap.add_argument("--move", type=int, default=None, help="before this move (default: the end)")
@@ -32,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         game = load_game(path, args.game)
     except (OSError, ValueError) as e:
-        raise SystemExit(f"gomove-ownership: {e}") from None
+        raise SystemExit(f"gomove ownership: {e}") from None
     board, to_move = board_at(game, args.move)
     komi = game.komi if args.komi is None else args.komi
     policy = PatternPolicy.load(args.policy) if args.policy else None

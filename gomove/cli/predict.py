@@ -39,7 +39,12 @@ def parse_moves(text: str) -> list[tuple[int, str]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="gomove predict", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="gomove predict",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("sgf", nargs="?", help="an SGF file, or an archive / folder (see --game)")
     ap.add_argument("--model", required=True, help="a run's model.pt (any model kind)")
     ap.add_argument("--game", type=int, default=0, help="which game of an archive (0-based)")

@@ -1,6 +1,6 @@
-"""``gomove-train`` (and ``python train.py``): train and evaluate a model as the Hydra config says.
+"""``gomove train`` (and ``python train.py``): train and evaluate a model as the Hydra config says.
 
-    gomove-train model=mm data=tygem [key=value ...]
+    gomove train model=mm data=tygem [key=value ...]
 
 The configs ship inside the package (gomove/configs), so this works from an
 installed gomove as well as from a checkout.

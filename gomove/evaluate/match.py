@@ -1,7 +1,7 @@
 """Matches between two GTP engines (gomove against GNU Go), resumable, refereed, tabulated.
 
 Terms:
-- match: n games of one gomove configuration (its gomove-gtp arguments)
+- match: n games of one gomove configuration (its gomove gtp arguments)
   against an opponent, colours alternating (gomove black in even games),
   komi and Chinese rules as set; K workers play games at once, each holding
   one process of each engine for all its games.

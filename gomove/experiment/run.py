@@ -1,7 +1,7 @@
-"""run(cfg): data -> features -> datasets -> model -> evaluation, the whole of ``gomove-train``.
+"""run(cfg): data -> features -> datasets -> model -> evaluation, the whole of ``gomove train``.
 
 The experiment layer: it sits on top of training and evaluation and ties them
-together; ``evaluate_checkpoint`` is ``gomove-evaluate``.
+together; ``evaluate_checkpoint`` is ``gomove evaluate``.
 
 Writes into the run directory: ``model.pt`` (checkpoint: registry, pattern
 table, parameters, config), ``train_state.pt`` (the trainer's state after
@@ -64,10 +64,6 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-
-
-
-
 
 
 @dataclass

@@ -4,7 +4,7 @@ Terms: an imported model is an ``mm`` checkpoint (gomove.models.checkpoint)
 whose gammas come from ``mm``'s output and whose features (config, pattern
 table, registry) come from the dataset or run the competition file was
 written from, so it is evaluated like any trained model
-(``gomove-evaluate checkpoint=...``).
+(``gomove evaluate checkpoint=...``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Terms:
   its training dataset is the one its config names (found in the cache the
   config names, relative paths taken from the current directory, or extracted
   again when absent).
-- registry source (``gomove-import --registry``): a dataset, a run or a
+- registry source (``gomove import --registry``): a dataset, a run or a
   checkpoint; what a model needs besides its gammas: the feature config and
   the pattern table, from the checkpoint or rebuilt from a dataset's
   ``dataset.json`` (its shape level names hold each pattern's radius and hash).

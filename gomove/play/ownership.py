@@ -6,8 +6,8 @@ point's black ownership is the fraction of them in which it ends black (a
 black stone, or an empty point only black stones touch). 1 - P(black) -
 P(white) is the share of games where it was dame.
 
-    gomove-ownership GAME.sgf --move 120 --playouts 1000 --out own.png
-    gomove-ownership ARCHIVE.zip --game 3 --move 150
+    gomove ownership GAME.sgf --move 120 --playouts 1000 --out own.png
+    gomove ownership ARCHIVE.zip --game 3 --move 150
 
 Terms:
 - policy: uniform playouts by default, or a trained light pattern policy

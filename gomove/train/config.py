@@ -246,5 +246,5 @@ class Config:
     device: str = "auto"
     progress: bool = True
     threads: int | None = None  # torch threads (None: torch's default)
-    checkpoint: str | None = None  # gomove-evaluate checkpoint=PATH
+    checkpoint: str | None = None  # gomove evaluate checkpoint=PATH
     resume: bool = False  # continue from the run directory's train_state.pt (mm, fbt, lfr)

@@ -1,9 +1,18 @@
-"""SearchConfig: every switch of the search, so the match table can compare them."""
+"""SearchConfig: every switch of the search, so the match table can compare them.
+
+The engine's settings are a typed schema as training's are (gomove.train.config):
+``from_overrides`` reads ``key=value`` strings through OmegaConf's structured
+configs, the same machinery as Hydra's overrides, so a misspelt key or a value of
+the wrong type fails at once with the valid names, and ``validate`` checks ranges.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 from typing import Any
+
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 PLAYOUTS = ("pattern", "uniform")
 PW_COUNTS = ("total", "promotion")
@@ -194,3 +203,32 @@ class SearchConfig:
         cfg = cls(**d)
         cfg.validate()
         return cfg
+
+    @classmethod
+    def from_overrides(
+        cls, overrides: list[str], base: dict[str, Any] | None = None
+    ) -> SearchConfig:
+        """The settings base (a dict of fields) with ``key=value`` overrides over them,
+        typed by the schema (``none`` or ``null`` for None), validated."""
+        known = sorted(f.name for f in fields(cls))
+        for item in overrides:
+            key, sep, _ = item.partition("=")
+            if not sep or key.strip() not in known:
+                raise ValueError(f"--set {item!r}: expected key=value with key in {known}")
+        dotlist = [_null(item) for item in overrides]
+        try:
+            merged = OmegaConf.merge(
+                OmegaConf.structured(cls), base or {}, OmegaConf.from_dotlist(dotlist)
+            )
+        except OmegaConfBaseException as e:
+            msg = str(e).splitlines()[0]
+            raise ValueError(f"--set: {msg}; known settings: {known}") from None
+        cfg = OmegaConf.to_object(merged)
+        cfg.validate()
+        return cfg
+
+
+def _null(item: str) -> str:
+    """key=none as key=null (the command line's word for None, YAML's is null)."""
+    key, _, value = item.partition("=")
+    return f"{key}=null" if value.strip().lower() == "none" else item

@@ -1,0 +1,83 @@
+"""``gomove SUB ...``: the one command, as Go programs have it (``katago gtp``, ``analysis``).
+
+    gomove train model=fbt k=10 data=tygem      # Hydra overrides, as python train.py
+    gomove gtp --model RUN/model.pt --policy RUN_LIGHT/policy.npz
+    gomove SUB --help                           # each subcommand's options and an example
+
+Each subcommand is a module of gomove.cli with a ``main``; only the one asked
+for is imported (by name, through importlib: ``gomove gtp`` does not start up
+Hydra, and ``gomove data`` no torch), so start-up stays quick.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+# name -> (module of gomove.cli, one line of help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "train": ("train", "train and evaluate a model (Hydra overrides: model=fbt k=10 data=tygem)"),
+    "evaluate": ("evaluate", "score a saved model on data.test (checkpoint=RUN/model.pt)"),
+    "predict": ("predict", "a model's move probabilities on one position, printed and drawn"),
+    "gtp": ("gtp", "a GTP engine for Go GUIs (Lizzie, Sabaki, GoGui) and matches"),
+    "match": ("match", "matches between GTP engines, refereed, resumable, with intervals"),
+    "ownership": ("ownership", "an ownership map by playouts, as a PNG"),
+    "export": ("export", "datasets and models as Coulom's mm and Pachi's files"),
+    "import": ("import_", "Coulom's mm gammas as a gomove model"),
+    "data": ("data", "read game records and count what a training run would get"),
+    "bench": ("bench", "speed benchmarks, JSON lines (the same as python bench.py)"),
+    "compare": ("compare", "the comparison paper's experiment: every system, tables, figures"),
+    "balance": ("balance", "simulation balancing of a playout policy (label, train)"),
+}
+HYDRA_COMMANDS = ("train", "evaluate")  # their main reads sys.argv (Hydra's overrides)
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()]
+    return (
+        "usage: gomove SUB [ARGS...]\n\n"
+        "Fast move-prediction models for Go: train, evaluate, play and export.\n\n"
+        "subcommands:\n" + "\n".join(lines) + "\n\n"
+        "gomove SUB --help gives a subcommand's options and an example.\n"
+    )
+
+
+def hydra_help(name: str, doc: str) -> str:
+    """What ``gomove train|evaluate --help`` prints: the module's usage and the groups."""
+    return (
+        f"usage: gomove {name} [KEY=VALUE ...]\n\n{doc.strip()}\n\n"
+        "Config groups (gomove/configs): data=sample|tygem, features=full|tactical|light,\n"
+        "model=mm|fbt|lfr|pr|bar|lbr; any field as key=value (a misspelt one fails with the\n"
+        f"valid names). Hydra's own help: gomove {name} --hydra-help; the composed config:\n"
+        f"gomove {name} --cfg job.\n"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int | None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(usage(), end="")
+        return 0
+    name, rest = args[0], args[1:]
+    if name in ("-V", "--version"):
+        print(importlib.import_module("gomove").__version__)
+        return 0
+    if name not in COMMANDS:
+        print(f"gomove: unknown subcommand {name!r}\n\n{usage()}", end="", file=sys.stderr)
+        return 2
+    module = importlib.import_module(f"gomove.cli.{COMMANDS[name][0]}")
+    if name in HYDRA_COMMANDS:
+        if any(a in ("-h", "--help") for a in rest):
+            print(hydra_help(name, module.__doc__ or ""), end="")
+            return 0
+        sys.argv = [f"gomove {name}", *rest]
+        return module.main()
+    return module.main(rest)
+
+
+def entry() -> None:
+    """The console script: exit with main's status (None counts as 0)."""
+    code = main()
+    sys.exit(code if isinstance(code, int) else 0)

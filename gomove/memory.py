@@ -3,7 +3,7 @@
 Scoring padded batches allocates and frees tensors of a new shape every batch;
 glibc keeps the freed blocks in its heap, fragmented, so a process's resident
 memory grows by about 1 GB over the 110,564 positions of a validation set in
-batches of 512 and stays there (docs/results.md, "The whole training set").
+batches of 512 and stays there (docs/logs/scale.md, "The whole training set").
 ``release_free_heap`` returns those pages (glibc's malloc_trim), so a training
 run's peak is its data's and not its validation's.
 """

@@ -8,7 +8,7 @@ rules, the match's komi and size), lets GNU Go play both sides from the
 resigned position until two passes, and takes its ``final_score``. Prints one
 line a game (index, gomove's colour, moves, GNU Go's estimate_score at the
 resignation, the final score, and RESIGNED_A_WIN when gomove's side wins the
-playout), then the count, as in docs/results.md, issue 11.
+playout), then the count, as in docs/logs/engine-matches.md.
 """
 
 from __future__ import annotations

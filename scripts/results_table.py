@@ -1,9 +1,10 @@
-"""Reproduce the model comparison table of docs/results.md in one command.
+"""Reproduce the model comparison table of docs/logs/models.md in one command.
 
     python scripts/results_table.py --games 1000 --jobs 2 --out runs/table
     python scripts/results_table.py --jobs 1 --repeat 2 --rows "FBT k=10" "FBT k=10, S=30"
 
-Runs ``train.py`` once per row on the standard split of ../shared/data
+Runs ``train.py`` once per row (gomove/configs/experiment/results_table.yaml,
+launched and read by gomove.experiment.runs) on the standard split of ../shared/data
 (``data=tygem``: the first N training games of 2006-01.., validation on 100
 games of 2006-05, test on the first 500 games of 2006-06), the first row alone
 so that it builds the shared dataset cache, the others ``--jobs`` at a time,
@@ -12,7 +13,8 @@ each with one torch thread. Prints the table as markdown and writes it to
 
 Columns: training time is the whole ``spec.fit`` call (start pass and
 validation after every epoch included); "epochs" sums the history's
-per-epoch wall seconds, the optimization alone, "epochs, CPU" their CPU
+per-epoch wall seconds (rows 1.., the start pass left out: gomove.experiment.runs,
+``History``), the optimization alone, "epochs, CPU" their CPU
 seconds (less sensitive to other jobs on a shared machine); load is the
 range of the 1-minute load average at the rows' starts and ends. With
 ``--repeat R`` the rows run R rounds, one row after the other, and each
@@ -22,33 +24,21 @@ figure is the median (and range) over the rounds.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import torch
+from gomove.experiment.runs import launch, load_experiment, read_history
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # the runs start here: ../shared/data is beside it
 
-ROWS = [
-    ("MM", ["model=mm"]),
-    ("FBT k=5", ["model=fbt", "k=5"]),
-    ("FBT k=10", ["model=fbt", "k=10"]),
-    ("LFR k=5", ["model=lfr", "k=5"]),
-    ("LFR k=10", ["model=lfr", "k=10"]),
-    ("FBT k=10, S=5", ["model=fbt", "k=10", "sample=5"]),
-    ("FBT k=10, S=10", ["model=fbt", "k=10", "sample=10"]),
-    ("FBT k=10, S=20", ["model=fbt", "k=10", "sample=20"]),
-    ("FBT k=10, S=30", ["model=fbt", "k=10", "sample=30"]),
-    # the padded torch path (the only one on CUDA) for reference
-    ("FBT k=10, padded", ["model=fbt", "k=10", "model.flat=false"]),
-    ("FBT k=10, S=30, padded", ["model=fbt", "k=10", "sample=30", "model.flat=false"]),
-]
+
+def rows() -> list[tuple[str, list[str]]]:
+    """(name, train.py overrides) of every row, in the table's order."""
+    cfg = load_experiment("results_table")
+    return [(str(r.name), [str(o) for o in r.overrides]) for r in cfg.rows]
 
 
 def slug(name: str) -> str:
@@ -57,27 +47,23 @@ def slug(name: str) -> str:
 
 def run_row(name: str, overrides: list[str], args: argparse.Namespace, rnd: int = 0) -> dict:
     out = Path(args.out).resolve() / (slug(name) + (f"-r{rnd}" if rnd else ""))
-    cmd = [
-        sys.executable,
-        "train.py",
+    overrides = [
         *overrides,
         "data=tygem",
         f"data.max_games={args.games}",
-        f"hydra.run.dir={out}",
         "progress=false",
         "threads=1",
         *args.extra,
     ]
     t = time.perf_counter()
     load = os.getloadavg()[0]
-    with open(out.parent / f"{out.name}.log", "w") as log:
-        subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=True)
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = launch(overrides, out, log_path=out.parent / f"{out.name}.log", cwd=ROOT)
     metrics["wall_seconds"] = time.perf_counter() - t
     metrics["load"] = (load, os.getloadavg()[0])
-    history = torch.load(out / "model.pt", map_location="cpu", weights_only=False)["history"]
-    metrics["epoch_seconds"] = sum(h["seconds"] for h in history[1:])
-    metrics["epoch_cpu_seconds"] = sum(h.get("cpu_seconds", float("nan")) for h in history[1:])
+    history = read_history(out)
+    cpu = history.cpu_seconds()
+    metrics["epoch_seconds"] = sum(history.seconds())
+    metrics["epoch_cpu_seconds"] = float("nan") if cpu is None else sum(cpu)
     return metrics
 
 
@@ -118,16 +104,17 @@ def main() -> None:
     p.add_argument("extra", nargs="*", help="more train.py overrides for every row")
     args = p.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    unknown = set(args.rows or []) - {r[0] for r in ROWS}
+    every = rows()
+    unknown = set(args.rows or []) - {r[0] for r in every}
     if unknown:
-        p.error(f"unknown rows {sorted(unknown)}; choose from {[r[0] for r in ROWS]}")
-    rows = [r for r in ROWS if not args.rows or r[0] in args.rows]
-    results: dict[str, list[dict]] = {r[0]: [] for r in rows}
+        p.error(f"unknown rows {sorted(unknown)}; choose from {[r[0] for r in every]}")
+    todo_rows = [r for r in every if not args.rows or r[0] in args.rows]
+    results: dict[str, list[dict]] = {r[0]: [] for r in todo_rows}
     for rnd in range(args.repeat):
-        todo = rows
+        todo = todo_rows
         if rnd == 0:  # the first row alone: it builds the dataset cache
-            results[rows[0][0]].append(run_row(*rows[0], args))
-            todo = rows[1:]
+            results[todo_rows[0][0]].append(run_row(*todo_rows[0], args))
+            todo = todo_rows[1:]
         with ThreadPoolExecutor(args.jobs) as pool:
             for name, m in pool.map(lambda r, rnd=rnd: (r[0], run_row(*r, args, rnd)), todo):
                 results[name].append(m)

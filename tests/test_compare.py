@@ -6,9 +6,12 @@ Invariants checked:
   games (paired), the point estimate is the plain difference, and PR's own
   difference is exactly 0;
 - from run folders holding metrics.json, positions.npz and a checkpoint
-  history (no training), ``compare`` writes Table I, the log-evidence,
-  time and memory tables and every figure (5, 6, 7, 8 per size, 10);
-- an unknown system fails before any run; ``NAME+small`` adds the small features;
+  (save_checkpoint, with a history; no training), ``compare`` writes Table I,
+  the log-evidence, time and memory tables and every figure (5, 6, 7, 8 per
+  size, 10); the time is the trainer's, its start row included where timed;
+- the systems of gomove/configs/experiment/compare.yaml are the comparison's
+  (names, labels and overrides, in order); an unknown system fails before any
+  run; ``NAME+small`` adds the small features;
 - a finished run whose saved model settings differ from today's is found out
   (so it is trained again rather than reused).
 """
@@ -16,23 +19,35 @@ Invariants checked:
 from __future__ import annotations
 
 import json
+from functools import cache
 
 import numpy as np
 import pytest
-import torch
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from gomove.experiment.compare import (
     Plan,
+    baseline,
     bootstrap_differences,
-    changed_settings,
     compare,
     cumulative,
     run_dir,
-    system_overrides,
+    system,
+    systems,
 )
+from gomove.experiment.runs import changed_settings
+from gomove.features.config import FeatureConfig
+from gomove.features.extractor import FeatureExtractor
+from gomove.models.checkpoint import save_checkpoint
+from gomove.models.mm import BradleyTerry
 from gomove.train.specs import register
+
+
+@cache
+def tactical() -> FeatureExtractor:
+    """The features of the fake runs' checkpoints."""
+    return FeatureExtractor(FeatureConfig(shapes=False))
 
 
 def test_cumulative():
@@ -98,7 +113,9 @@ def fake_run(plan: Plan, name: str, size: int, rng) -> None:
             {"seconds": 1.0, "cpu_seconds": 0.25},
             {"seconds": 1.0, "cpu_seconds": 0.5},
         ]
-    torch.save({"history": hist}, out / "model.pt")
+    ex = tactical()
+    model = BradleyTerry(ex.registry.n_features)
+    save_checkpoint(out / "model.pt", model, ex, {"model": {"name": "mm"}}, hist)
 
 
 def test_compare_writes_tables_and_figures(tmp_path):
@@ -128,14 +145,29 @@ def test_compare_writes_tables_and_figures(tmp_path):
 
 
 def test_systems():
-    assert system_overrides("lbr") == ["model=lbr"]
-    assert system_overrides("bar+small") == ["model=bar", "features.small=true"]
+    # the comparison's rows as they were when they were Python lists (compare.SYSTEMS)
+    assert {n: (s.label, s.overrides) for n, s in systems().items()} == {
+        "mm": ("Minorization-Maximization", ["model=mm"]),
+        "lbr": ("Loopy Bayesian Ranking", ["model=lbr"]),
+        "bar": ("Bayesian Approximation Ranking", ["model=bar"]),
+        "pr": ("Probabilistic Ranking", ["model=pr"]),
+        "fbt": ("Factorization Bradley-Terry", ["model=fbt"]),
+        "lfr": ("Latent Factor Ranking", ["model=lfr"]),
+    }
+    assert list(systems()) == ["mm", "lbr", "bar", "pr", "fbt", "lfr"]
+    assert baseline() == "pr"
+    assert system("lbr").overrides == ["model=lbr"]
+    small = system("bar+small")
+    assert small.overrides == ["model=bar", "features.small=true"]
+    assert small.label == "Bayesian Approximation Ranking + small features"
     with pytest.raises(ValueError, match="unknown system 'nope'"):
         compare(Plan(out=None, systems=["nope"], sizes=[1]))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown experiment 'nope'.*compare"):
+        system("mm", experiment="nope")
 
 
 def test_changed_settings_find_a_changed_default(tmp_path):
-    overrides = [*system_overrides("lbr"), "data=sample", "data.max_games=30", "hydra.run.dir=x"]
+    overrides = [*system("lbr").overrides, "data=sample", "data.max_games=30", "hydra.run.dir=x"]
     register()
     with initialize_config_module(config_module="gomove.configs", version_base="1.3"):
         cfg = compose("config", overrides[:-1])

@@ -1,9 +1,12 @@
-"""``gomove-bench`` (``python bench.py``): benchmarks, JSON lines out.
+"""``gomove bench`` (``python bench.py``): benchmarks, JSON lines out.
 
-    gomove-bench [replay] [extract] [mm] [fbt] [rankers] [scale] [playout] [mc-owner]
+    gomove bench [replay] [extract] [mm] [fbt] [rankers] [scale] [playout] [mc-owner]
                  [search] [predict]
+    gomove bench mm fbt --mm-games 300 --data ../shared/data
+    gomove bench search --policy RUN_LIGHT/policy.npz --model RUN/model.pt
 
-Reads real games from ../shared/data when present, else the embedded sample.
+Reads real games, tygem-9d-2006-01.zip, from --data DIR, else $GOMOVE_DATA, else
+../shared/data (from the current directory) when present, else the embedded sample.
 """
 
 from __future__ import annotations
@@ -27,9 +30,18 @@ ALL = (
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="gomove-bench", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="gomove bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("which", nargs="*", help=f"any of {ALL} (default: all)")
-    p.add_argument("--data", help="games to read (default: ../shared/data month 1)")
+    p.add_argument(
+        "--data",
+        help="games to read: an archive, SGF file or folder, or a folder holding "
+        "tygem-9d-2006-01.zip (default: $GOMOVE_DATA, else ../shared/data; the embedded "
+        "sample when it lacks the archive)",
+    )
     p.add_argument("--games", type=int, default=200, help="games timed")
     p.add_argument("--harvest-games", type=int, default=1000, help="games harvested for shapes")
     p.add_argument(

@@ -1,7 +1,7 @@
-"""``gomove-compare``: the comparison paper's experiment (Wistuba et al. 2012) in one command.
+"""``gomove compare``: the comparison paper's experiment (Wistuba et al. 2012) in one command.
 
-    gomove-compare --quick                                   # embedded sample, minutes
-    gomove-compare --sizes 1000 5000 10000 --out runs/compare --set data.cache_dir=cache
+    gomove compare --quick                                   # embedded sample, minutes
+    gomove compare --sizes 1000 5000 10000 --out runs/compare --set data.cache_dir=cache
 
 Trains every system (mm lbr bar pr fbt lfr, and NAME+small with Stern's small
 features) at every training size on the standard split of ../shared/data,
@@ -9,7 +9,7 @@ one train.py process per run, and writes OUT/comparison.md (Table I,
 log-evidence, time and memory per system and size) with the figures
 (Fig. 5, 6, 7, 8 per size, Fig. 10). Finished runs are reused unless their
 model settings differ from today's defaults and overrides. See
-docs/comparison.md.
+docs/compare.md.
 """
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ import argparse
 import logging
 from pathlib import Path
 
-from gomove.experiment.compare import SYSTEMS, Plan, compare
+from gomove.experiment.compare import Plan, compare, systems
 
 QUICK_SIZES = [30, 60]
 FULL_SIZES = [1000, 5000, 10000]
 
 
 def main(argv: list[str] | None = None) -> None:
+    names = list(systems())
     p = argparse.ArgumentParser(
-        prog="gomove-compare",
+        prog="gomove compare",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -39,8 +40,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--systems",
         nargs="+",
-        default=list(SYSTEMS),
-        help=f"any of {list(SYSTEMS)}, or NAME+small (default: all six)",
+        default=names,
+        help=f"any of {names}, or NAME+small (default: all six)",
     )
     p.add_argument("--data", help="data config group (default: tygem; sample with --quick)")
     p.add_argument("--out", type=Path, help="output folder (default runs/compare[-quick])")

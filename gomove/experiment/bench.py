@@ -2,6 +2,14 @@
 
 Speed and memory targets live here, never in tests: every figure carries the
 target it is measured against (``target``) and whether it met it (``ok``).
+
+The games: ``--data PATH`` (an archive, an SGF file or folder; a folder holding
+``tygem-9d-2006-01.zip`` means that archive), else the folder named by the
+``GOMOVE_DATA`` environment variable, else ``../shared/data`` from the current
+directory; without the archive there, the embedded sample (the setup record
+says so). ``scale`` trains through gomove.experiment.runs (torchrun); the
+trainers' histories are read by its rule (``History``: row 0 is the trainer's
+start, rows 1.. its iterations; the figures per iteration or epoch read rows 1..).
 """
 
 from __future__ import annotations
@@ -10,8 +18,6 @@ import json
 import multiprocessing as mp
 import os
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -22,9 +28,10 @@ import torch
 
 from gomove.board.board import BLACK, SIZE, copy_board, new_board, play
 from gomove.board.replay import Rules, board_at, game_arrays, replay
-from gomove.data.dataset import Dataset, build_dataset, harvest_cached
+from gomove.data.dataset import build_dataset, harvest_cached
 from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
+from gomove.experiment.runs import History, launch, read_history
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import harvest
@@ -42,8 +49,9 @@ from gomove.train.mm.tensor import flat_mm
 from gomove.train.rankers.fit import fit_ranker
 from gomove.train.sgd.loop import train_sgd
 
-REPO = Path(__file__).resolve().parents[1]
-REAL_DATA = REPO.parent / "shared" / "data" / "tygem-9d-2006-01.zip"
+DATA_ENV = "GOMOVE_DATA"  # the folder of the game archives
+DEFAULT_DATA = "../shared/data"  # from the current directory, not from this file
+ARCHIVE = "tygem-9d-2006-01.zip"  # month 1 of the Tygem 9d games
 
 
 def emit(record: dict) -> dict:
@@ -51,11 +59,19 @@ def emit(record: dict) -> dict:
     return record
 
 
-def default_games_path() -> str:
-    if REAL_DATA.exists():
-        return str(REAL_DATA)
-
-    return sample_path("gnugo-train.zip")
+def games_path(data: str | None = None) -> tuple[str, str | None]:
+    """The games to read and, when it is the embedded sample for want of the archive,
+    why: data (a folder holding ARCHIVE means that archive; any other path, an archive,
+    an SGF file or folder, is read as it is), else $GOMOVE_DATA/ARCHIVE, else
+    ../shared/data/ARCHIVE from the current directory, else the embedded sample."""
+    if data is not None:
+        archive = Path(data) / ARCHIVE
+        return (str(archive) if archive.is_file() else data), None
+    folder = Path(os.environ.get(DATA_ENV) or DEFAULT_DATA)
+    if (folder / ARCHIVE).is_file():
+        return str(folder / ARCHIVE), None
+    why = f"no {ARCHIVE} in {folder} (give --data, or set ${DATA_ENV}): the embedded sample"
+    return sample_path("gnugo-train.zip"), why
 
 
 def load_games(path: str, n: int, superko: bool = False) -> list:
@@ -154,20 +170,6 @@ def bench_extract(
     return out
 
 
-def bench_load(dataset_dir: str, batch_size: int = 512) -> dict:
-
-    ds = Dataset.open(dataset_dir)
-    n, dt = _timed(lambda: sum(len(b) for b in BatchLoader(ds, batch_size=batch_size)))
-    return emit(
-        {
-            "bench": "load",
-            "positions": n,
-            "positions_per_s": round(n / dt),
-            "bytes_per_position": round(ds.bytes_per_position),
-        }
-    )
-
-
 def bench_dataset(path: str, n_games: int, cache_dir: str = "cache", min_count: int = 10):
     """The first n_games of path, full features, extracted once into cache_dir (kind "bench")."""
 
@@ -213,7 +215,7 @@ def bench_mm(
                     device=device,
                     progress=False,
                 )
-            sec = float(np.mean([h["seconds"] for h in hist[1:]]))
+            sec = float(np.mean(History(hist).seconds()))
             out.append(
                 emit(
                     {
@@ -268,9 +270,9 @@ def bench_fbt(
             data, load_s = BatchLoader(ds, batch_size=batch_size, in_memory=True), None
         for name, sample in (("fbt", 0), ("fbt", 10), ("fbt", 30), ("lfr", 0)):
             cfg = SGDConfig(name=name, k=k, sample=sample, epochs=1, batch_size=batch_size)
-            # row 0 of the history is an untimed pass (that also reads the shards into memory)
+            # the epoch, not the start pass (row 0: it also reads the shards into memory)
             _, hist = train_sgd(data, ds.registry.n_features, cfg, device=device, progress=False)
-            sec = hist[1]["seconds"]
+            sec = History(hist).seconds()[0]
             out.append(
                 emit(
                     {
@@ -309,7 +311,8 @@ def bench_rankers(path: str, n_games: int, cache_dir: str = "cache", min_count: 
     for name in ("pr", "bar", "lbr"):
         cfg = RankerConfig(name=name)
         _, hist = fit_ranker(cfg, data, reg.group_spans(), reg.n_features, torch.device("cpu"))
-        sec = seconds[name] = hist[1]["seconds"]
+        first = History(hist).iterations[0]  # the pass (row 0: the untimed start)
+        sec = seconds[name] = first["seconds"]
         record = {
             "bench": "rankers",
             "model": name,
@@ -320,8 +323,8 @@ def bench_rankers(path: str, n_games: int, cache_dir: str = "cache", min_count: 
             "seconds_per_game": round(sec / ds.n_games, 5),
             "positions_per_s": round(ds.n_positions / sec),
         }
-        if "ep_iters" in hist[1]:
-            record["ep_iters_per_position"] = round(hist[1]["ep_iters"], 2)
+        if "ep_iters" in first:
+            record["ep_iters_per_position"] = round(first["ep_iters"], 2)
         out.append(emit(record))
     ok = seconds["bar"] < seconds["lbr"]
     out.append(emit({"bench": "rankers", "target": "bar faster than lbr", "ok": ok}))
@@ -357,23 +360,13 @@ def playout_positions(games: list) -> list[tuple[str, object, int]]:
     return out
 
 
-def _torchrun(nproc: int, overrides: list[str], threads: int) -> None:
-    """One training run under torchrun (torch.distributed.run) on this machine."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc-per-node={nproc}", "-m", "gomove.cli.train", *overrides]  # fmt: skip
-    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
-
-
-def _scale_run(run_dir: Path) -> tuple[dict, float]:
-    """metrics.json of a run and its median seconds per iteration (MM: the first one
-    compiles) or epoch (SGD), the history's untimed row 0 left out."""
-    metrics = json.loads((run_dir / "metrics.json").read_text())
-    history = torch.load(run_dir / "model.pt", map_location="cpu", weights_only=False)["history"]
-    seconds = [float(h["seconds"]) for h in history[1:] if "seconds" in h]
-    return metrics, float(np.median(seconds))
+def _scale_run(overrides: list[str], run_dir: Path, nproc: int, threads: int) -> tuple[dict, float]:
+    """One training run under torchrun (torch.distributed.run, nproc processes) on this
+    machine: its metrics.json and the median seconds of its iterations (MM: the first
+    one compiles) or epochs (SGD), the history's start row left out."""
+    env = {"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
+    metrics = launch(overrides, run_dir, nproc=nproc, env=env)
+    return metrics, float(np.median(read_history(run_dir).seconds()))
 
 
 def bench_scale(
@@ -415,9 +408,7 @@ def bench_scale(
         record: dict = {"bench": "scale", "processes": nproc, "threads_per_process": threads,
                         "games": n_games}  # fmt: skip
         for name, extra in runs.items():
-            run_dir = root / name
-            _torchrun(nproc, [*common, *extra, f"hydra.run.dir={run_dir}"], threads)
-            metrics, seconds = _scale_run(run_dir)
+            metrics, seconds = _scale_run([*common, *extra], root / name, nproc, threads)
             positions = metrics["train_positions"]
             record["positions"] = positions
             if name == "mm":  # the first run extracts; the second finds the caches
@@ -618,7 +609,7 @@ def bench_predict(games: list, model_path: str | None, n_positions: int = 300) -
 
 def run(
     which: list[str],
-    games_path: str | None = None,
+    data: str | None = None,
     n_games: int = 200,
     harvest_games: int = 1000,
     mm_games: int = 1000,
@@ -628,8 +619,10 @@ def run(
     policy_path: str | None = None,
     model_path: str | None = None,
 ) -> list[dict]:
-    path = games_path or default_games_path()
-    emit({"bench": "setup", "data": path, "games": n_games})
+    """The benchmarks named in which, on the games of data (``games_path``)."""
+    path, why = games_path(data)
+    setup = {"bench": "setup", "data": path, "games": n_games}
+    emit(setup if why is None else setup | {"note": why})
     games = load_games(path, n_games)
     out: list[dict] = []
     if "replay" in which:

@@ -2,36 +2,35 @@
 its Table I and Figures 5, 6, 7, 8 and 10, plus the log-evidence it lacks.
 
 Wistuba, Schaefer and Platzner 2012, section IV. Each (system, training size)
-is one ``train.py`` run in its own process (``OUT/runs/<system>-<games>``:
-its memory is its own, so its peak is measured, and one run's failure, say
-MM out of memory at 20,000 games, leaves the others), on the same split,
-features and pattern table for every system of a size. The figures read the
-runs' ``metrics.json``, ``positions.npz`` (every test position's rank) and
-checkpoint histories.
+is one ``train.py`` run in its own process (``OUT/runs/<system>-<games>``,
+gomove.experiment.runs.launch: its memory is its own, so its peak is
+measured, and one run's failure, say MM out of memory at 20,000 games, leaves
+the others), on the same split, features and pattern table for every system
+of a size. The figures read the runs' ``metrics.json``, ``positions.npz``
+(every test position's rank) and checkpoint histories, through
+gomove.experiment.runs.
 
 Terms:
-- system: a row of the comparison, a name and its train.py overrides
-  (``SYSTEMS``: mm, lbr, bar, pr, fbt, lfr; ``+small`` rows add Stern's small
-  feature vector, ``features.small=true``).
+- system: a row of the comparison, a name, a label and its train.py overrides
+  (gomove/configs/experiment/compare.yaml: mm, lbr, bar, pr, fbt, lfr;
+  ``NAME+small`` adds Stern's small feature vector, ``features.small=true``).
 - size: the number of training games (``data.max_games``).
-- training time: the sum of the trainer's own per-iteration times (validation
-  and data loading excluded), per training game (Fig. 10): CPU time where the
+- training time: the trainer's own time, its start pass and every iteration
+  (``History.trainer_seconds``: validation and data loading excluded), per
+  training game (Fig. 10): CPU time where the
   history has it (one thread per run, so single-core time that other jobs on
   a shared machine do not inflate), wall time otherwise (marked *).
 - rank error: (rank - 1) / legal moves (gomove.evaluate.measures; the paper's
   rank / legal moves, shifted so that a perfect prediction is 0).
 - bootstrap: games of the test set drawn with replacement; Fig. 6's intervals
-  are the 2.5 and 97.5 percentiles of each system's difference to PR, paired
+  are the 2.5 and 97.5 percentiles of each system's difference to the
+  baseline (compare.yaml's ``baseline``: PR), paired
   (the same draw for every system).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,30 +38,67 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
-from hydra import compose, initialize_config_module
 from matplotlib.figure import Figure
-from omegaconf import OmegaConf
 
 from gomove.atomic import atomic_write_json, atomic_write_text
-from gomove.train.specs import register
+from gomove.experiment.runs import (
+    RunFailed,
+    changed_settings,
+    finished,
+    launch,
+    load_experiment,
+    read_history,
+    read_metrics,
+    read_positions,
+)
 
 log = logging.getLogger(__name__)
 
-# (name, label, overrides); the paper's four first, then FBT and LFR
-SYSTEMS: dict[str, tuple[str, list[str]]] = {
-    "mm": ("Minorization-Maximization", ["model=mm"]),
-    "lbr": ("Loopy Bayesian Ranking", ["model=lbr"]),
-    "bar": ("Bayesian Approximation Ranking", ["model=bar"]),
-    "pr": ("Probabilistic Ranking", ["model=pr"]),
-    "fbt": ("Factorization Bradley-Terry", ["model=fbt"]),
-    "lfr": ("Latent Factor Ranking", ["model=lfr"]),
-}
+EXPERIMENT = "compare"  # gomove/configs/experiment/compare.yaml: the systems
 SMALL_SUFFIX = "+small"
-BASELINE = "pr"
 PHASE_LEN = 30
 MAX_PHASES = 8  # Fig. 7: moves 0..239
 MAX_RANK = 30
+
+
+@dataclass(frozen=True)
+class System:
+    """A row of the comparison: its name, label and train.py overrides."""
+
+    name: str
+    label: str
+    overrides: list[str]
+
+
+def systems(experiment: str = EXPERIMENT) -> dict[str, System]:
+    """The experiment's systems (gomove/configs/experiment/EXPERIMENT.yaml), in order."""
+    cfg = load_experiment(experiment)
+    return {
+        name: System(name, str(s.label), [str(o) for o in s.overrides])
+        for name, s in cfg.systems.items()
+    }
+
+
+def baseline(experiment: str = EXPERIMENT) -> str:
+    """The system Fig. 6 draws the differences to."""
+    return str(load_experiment(experiment).baseline)
+
+
+def system(name: str, experiment: str = EXPERIMENT) -> System:
+    """A system by name; ``<name>+small`` adds Stern's small features (the experiment's
+    small_overrides and small_label)."""
+    base = name.removesuffix(SMALL_SUFFIX)
+    known = systems(experiment)
+    if base not in known:
+        raise ValueError(f"unknown system {name!r}; known: {', '.join(known)} (and NAME+small)")
+    if base == name:
+        return known[name]
+    cfg = load_experiment(experiment)
+    return System(
+        name,
+        known[base].label + str(cfg.small_label),
+        known[base].overrides + [str(o) for o in cfg.small_overrides],
+    )
 
 
 @dataclass
@@ -71,7 +107,8 @@ class Plan:
 
     data: the data config group (``tygem``: the standard split; ``sample``: the
     embedded games of --quick). extra: overrides for every run. per_system:
-    overrides for one system (e.g. quick settings).
+    overrides for one system (e.g. quick settings). experiment: the
+    gomove/configs/experiment file naming the systems.
     """
 
     out: Path
@@ -85,40 +122,11 @@ class Plan:
     seed: int = 0
     resume: bool = True
     report_only: bool = False  # train nothing: tables and figures of the finished runs
-
-
-def system_overrides(name: str) -> list[str]:
-    """A system's train.py overrides; ``<name>+small`` adds Stern's small features."""
-    base, small = (
-        (name[: -len(SMALL_SUFFIX)], True) if name.endswith(SMALL_SUFFIX) else (name, False)
-    )
-    if base not in SYSTEMS:
-        raise ValueError(f"unknown system {name!r}; known: {', '.join(SYSTEMS)} (and NAME+small)")
-    return SYSTEMS[base][1] + (["features.small=true"] if small else [])
-
-
-def label(name: str) -> str:
-    base = name.removesuffix(SMALL_SUFFIX)
-    return SYSTEMS[base][0] + (" + small features" if base != name else "")
+    experiment: str = EXPERIMENT
 
 
 def run_dir(plan: Plan, name: str, size: int) -> Path:
     return plan.out / "runs" / f"{name}-{size}"
-
-
-def changed_settings(run: Path, overrides: Sequence[str]) -> list[str]:
-    """The model settings in which a finished run's saved config (``.hydra/config.yaml``)
-    differs from what the same overrides give today (a default changed since), [] when
-    none does or the run saved no config."""
-    saved = run / ".hydra" / "config.yaml"
-    if not saved.exists():
-        return []
-    register()  # the structured base configs train.py composes with
-    with initialize_config_module(config_module="gomove.configs", version_base="1.3"):
-        now = compose("config", [o for o in overrides if not o.startswith("hydra.")])
-    old = OmegaConf.to_container(OmegaConf.load(saved).model, resolve=True)
-    new = OmegaConf.to_container(now.model, resolve=True)
-    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
 
 
 def train_one(plan: Plan, name: str, size: int) -> dict[str, Any] | None:
@@ -126,16 +134,15 @@ def train_one(plan: Plan, name: str, size: int) -> dict[str, Any] | None:
     A finished run is reused unless its model settings differ from today's."""
     out = run_dir(plan, name, size)
     overrides = [
-        *system_overrides(name),
+        *system(name, plan.experiment).overrides,
         f"data={plan.data}",
         f"data.max_games={size}",
-        f"hydra.run.dir={out}",
         "progress=false",
         f"threads={plan.threads}",
         *plan.extra,
         *plan.per_system.get(name.removesuffix(SMALL_SUFFIX), []),
     ]
-    if plan.resume and (out / "metrics.json").exists() and (out / "positions.npz").exists():
+    if plan.resume and finished(out):
         changed = changed_settings(out, overrides)
         if not changed or plan.report_only:
             if changed:
@@ -146,7 +153,7 @@ def train_one(plan: Plan, name: str, size: int) -> dict[str, Any] | None:
                     ", ".join(changed),
                 )
             log.info("%s at %d games: done before (%s)", name, size, out)
-            return json.loads((out / "metrics.json").read_text())
+            return read_metrics(out)
         log.warning(
             "%s at %d games: the finished run had other model settings (%s): trained again",
             name,
@@ -155,23 +162,13 @@ def train_one(plan: Plan, name: str, size: int) -> dict[str, Any] | None:
         )
     if plan.report_only:
         return None
-    out.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "gomove.cli.train", *overrides]
-    env = os.environ | {"NUMBA_NUM_THREADS": str(plan.threads)}
-    log.info("%s at %d games: %s", name, size, " ".join(cmd[3:]))
+    log.info("%s at %d games: %s", name, size, " ".join(overrides))
     t0 = time.perf_counter()
-    with open(out / "train.log", "w") as f:
-        done = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
-    if done.returncode != 0:
-        log.warning(
-            "%s at %d games failed (exit %d): see %s",
-            name,
-            size,
-            done.returncode,
-            out / "train.log",
-        )
+    try:
+        metrics = launch(overrides, out, env={"NUMBA_NUM_THREADS": str(plan.threads)})
+    except RunFailed as e:
+        log.warning("%s at %d games failed (exit %d): see %s", name, size, e.returncode, e.log_path)
         return None
-    metrics = json.loads((out / "metrics.json").read_text())
     log.info(
         "%s at %d games: top-1 %.4f, log-evidence %.4f, %.0f s",
         name,
@@ -181,24 +178,6 @@ def train_one(plan: Plan, name: str, size: int) -> dict[str, Any] | None:
         time.perf_counter() - t0,
     )
     return metrics
-
-
-def load_positions(plan: Plan, name: str, size: int) -> dict[str, np.ndarray]:
-    with np.load(run_dir(plan, name, size) / "positions.npz") as z:
-        return {k: z[k] for k in z.files}
-
-
-def history_seconds(plan: Plan, name: str, size: int) -> tuple[float, float | None]:
-    """The trainer's own time, wall and CPU (sums of its history's per-iteration
-    seconds and cpu_seconds; CPU None when a row lacks it)."""
-    path = run_dir(plan, name, size) / "model.pt"
-    hist = torch.load(path, map_location="cpu", weights_only=False)["history"]
-    wall = sum(float(h.get("seconds", 0.0)) for h in hist)
-    cpu = sum(float(h.get("cpu_seconds", 0.0)) for h in hist[1:])
-    have_cpu = all("cpu_seconds" in h for h in hist[1:]) and len(hist) > 1
-    if have_cpu and "seconds" in hist[0]:  # a timed start pass (MM) counts, with its CPU
-        cpu += float(hist[0].get("cpu_seconds", hist[0]["seconds"]))
-    return wall, cpu if have_cpu else None
 
 
 def cumulative(rank: np.ndarray, max_rank: int = MAX_RANK) -> np.ndarray:
@@ -248,41 +227,46 @@ def _colors(names: Sequence[str]) -> dict[str, str]:
     return {n: f"C{i}" for i, n in enumerate(names)}
 
 
-def figures(plan: Plan, size: int, names: list[str], out: Path) -> dict[str, Path]:
-    """Figures 5, 6, 7 and 8 for one training size, from the runs' positions."""
-    pos = {n: load_positions(plan, n, size) for n in names}
+def figures(
+    plan: Plan, size: int, names: list[str], label: dict[str, str], out: Path
+) -> dict[str, Path]:
+    """Figures 5, 6, 7 and 8 for one training size, from the runs' positions; label:
+    each system's legend."""
+    pos = {n: read_positions(run_dir(plan, n, size)) for n in names}
+    base = baseline(plan.experiment)
     color = _colors(names)
     paths = {}
     fig = Figure(figsize=(7, 4.5))
     ax = fig.add_subplot()
     x = np.arange(1, MAX_RANK + 1)
     for n in names:
-        ax.plot(x, cumulative(pos[n]["rank"]), marker=".", label=label(n), color=color[n])
+        ax.plot(x, cumulative(pos[n]["rank"]), marker=".", label=label[n], color=color[n])
     ax.set(xlabel="n", ylabel="P(expert move within the first n)", ylim=(0, 1))
     ax.set_title(f"Cumulative rank distribution, {size:,} training games (Fig. 5)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     paths["fig5"] = _save(fig, out / f"fig5_cumulative_{size}.png")
 
-    if BASELINE in names:
-        game = pos[BASELINE]["game"]
+    if base in names:
+        game = pos[base]["game"]
         for n in names:
             if not np.array_equal(pos[n]["game"], game):
-                raise ValueError(f"{n} and {BASELINE} were tested on different positions")
+                raise ValueError(f"{n} and {base} were tested on different positions")
         diffs = bootstrap_differences(
-            {n: pos[n]["rank"] for n in names}, game, BASELINE, plan.bootstrap, plan.seed
+            {n: pos[n]["rank"] for n in names}, game, base, plan.bootstrap, plan.seed
         )
         fig = Figure(figsize=(7, 4.5))
         ax = fig.add_subplot()
         for n in names:
-            if n == BASELINE:
+            if n == base:
                 continue
             d, lo, hi = diffs[n]
-            ax.plot(x, d, label=label(n), color=color[n])
+            ax.plot(x, d, label=label[n], color=color[n])
             ax.fill_between(x, lo, hi, color=color[n], alpha=0.2)
         ax.axhline(0, color="k", lw=0.8)
-        ax.set(xlabel="n", ylabel="difference of P(rank <= n) to PR")
-        ax.set_title(f"Difference to probabilistic ranking, 95% bootstrap CI (Fig. 6), {size:,}")
+        ax.set(xlabel="n", ylabel=f"difference of P(rank <= n) to {base.upper()}")
+        title = f"Difference to {label[base].lower()}, 95% bootstrap CI (Fig. 6), {size:,}"
+        ax.set_title(title)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         paths["fig6"] = _save(fig, out / f"fig6_difference_to_pr_{size}.png")
@@ -308,7 +292,7 @@ def figures(plan: Plan, size: int, names: list[str], out: Path) -> dict[str, Pat
         )
         for box in bp["boxes"]:
             box.set(facecolor=color[n], alpha=0.6)
-        ax.plot([], [], color=color[n], lw=6, alpha=0.6, label=label(n))
+        ax.plot([], [], color=color[n], lw=6, alpha=0.6, label=label[n])
     ax.set_xticks(range(MAX_PHASES))
     ax.set_xticklabels([f"{k * PHASE_LEN}-{(k + 1) * PHASE_LEN - 1}" for k in range(MAX_PHASES)])
     ax.set(xlabel="moves", ylabel="(rank - 1) / legal moves")
@@ -332,7 +316,7 @@ def figures(plan: Plan, size: int, names: list[str], out: Path) -> dict[str, Pat
             [hit[pos[n]["radius"] == r].mean() for r in radii],
             marker="o",
             color=color[n],
-            label=label(n),
+            label=label[n],
         )
     ax.set_zorder(ax2.get_zorder() + 1)
     ax.patch.set_visible(False)
@@ -347,7 +331,9 @@ def figures(plan: Plan, size: int, names: list[str], out: Path) -> dict[str, Pat
     return paths
 
 
-def time_figure(table: dict[str, dict[int, dict[str, Any]]], names: list[str], out: Path) -> Path:
+def time_figure(
+    table: dict[str, dict[int, dict[str, Any]]], names: list[str], label: dict[str, str], out: Path
+) -> Path:
     """Fig. 10: training time per game against the training size."""
     color = _colors(names)
     fig = Figure(figsize=(7, 4.5))
@@ -359,7 +345,7 @@ def time_figure(table: dict[str, dict[int, dict[str, Any]]], names: list[str], o
                 sizes,
                 [table[n][s]["seconds_per_game"] for s in sizes],
                 marker="o",
-                label=label(n),
+                label=label[n],
                 color=color[n],
             )
     ax.set(xlabel="training games", ylabel="training seconds per game", yscale="log")
@@ -372,6 +358,7 @@ def time_figure(table: dict[str, dict[int, dict[str, Any]]], names: list[str], o
 def markdown(
     table: dict[str, dict[int, dict[str, Any]]],
     names: list[str],
+    label: dict[str, str],
     sizes: list[int],
     plan: Plan,
     figs: dict[int, dict[str, Path]],
@@ -396,7 +383,7 @@ def markdown(
         ]
         for n in names:
             cells = [cell(n, s, key, fmt) for s in sizes]
-            lines.append(f"| {label(n)} | " + " | ".join(cells) + " |")
+            lines.append(f"| {label[n]} | " + " | ".join(cells) + " |")
         return lines + [""]
 
     lines = [
@@ -424,8 +411,8 @@ def markdown(
 def compare(plan: Plan) -> dict[str, Any]:
     """Train every system at every size (reusing finished runs), write the tables and
     figures into plan.out; return the table {system: {size: row}}."""
-    for name in plan.systems:
-        system_overrides(name)  # unknown names fail before any training
+    # unknown names fail before any training
+    label = {name: system(name, plan.experiment).label for name in plan.systems}
     plan.out.mkdir(parents=True, exist_ok=True)
     table: dict[str, dict[int, dict[str, Any]]] = {}
     for size in plan.sizes:
@@ -433,7 +420,7 @@ def compare(plan: Plan) -> dict[str, Any]:
             metrics = train_one(plan, name, size)
             if metrics is None:
                 continue
-            wall, cpu = history_seconds(plan, name, size)
+            wall, cpu = read_history(run_dir(plan, name, size)).trainer_seconds()
             seconds = wall if cpu is None else cpu
             table.setdefault(name, {})[size] = {
                 "top1": metrics["top1"],
@@ -454,13 +441,14 @@ def compare(plan: Plan) -> dict[str, Any]:
     for size in plan.sizes:
         have = [n for n in names if size in table[n]]
         if have:
-            figs[size] = figures(plan, size, have, plan.out)
-    time_fig = time_figure(table, names, plan.out)
+            figs[size] = figures(plan, size, have, label, plan.out)
+    time_fig = time_figure(table, names, label, plan.out)
     atomic_write_json(
         plan.out / "comparison.json",
         {n: {str(s): r for s, r in t.items()} for n, t in table.items()},
     )
     atomic_write_text(
-        plan.out / "comparison.md", markdown(table, names, plan.sizes, plan, figs, time_fig)
+        plan.out / "comparison.md",
+        markdown(table, names, label, plan.sizes, plan, figs, time_fig),
     )
     return table

@@ -78,7 +78,7 @@ class MMConfig(ModelConfig):
         per position, i.e. a whole sweep gained little. The default, 1e-4, is
         mm.cpp's own threshold: with the default order it ends as converged as
         mm.cpp's run (on 300 games -2.93829 after 26 sweeps against mm.cpp's
-        -2.93841; docs/results.md, issue 14).
+        -2.93841; docs/logs/exports.md).
     schedule: "cyclic" or "greedy" (see gomove.train.mm.loop).
     order: the order of a cyclic sweep and of greedy's first round: "size",
         the groups with most gammas first (shapes first: on 300 games cyclic
@@ -116,7 +116,7 @@ INITS = ("random", "mm")
 
 @dataclass
 class SGDConfig(ModelConfig):
-    """FBT/LFR training. Defaults: chosen on the embedded sample (see README, "Models").
+    """FBT/LFR training. Defaults: chosen on the embedded sample (docs/concepts.md).
 
     name: "fbt" (softmax over all candidates) or "lfr" (pairwise, winner vs each other).
     k: latent dimension (0: no interactions, Bradley-Terry fitted by gradient).
@@ -198,7 +198,7 @@ class RankerConfig(ModelConfig):
     shuffle: visit the positions in a random order (seeded, a new one each pass)
         instead of game by game: a filter's updates then do not follow one game's
         correlated positions in a row (bar, lbr; on 10,000 games +0.07 (BAR) and
-        +0.09 (LBR) points of validation top-1, docs/results.md).
+        +0.09 (LBR) points of validation top-1, docs/logs/rankers-comparison.md).
     report_every: a history row (validation, TensorBoard) every this many
         positions as well as after each pass (0: after each pass only).
     prior_mu, prior_sigma2: every feature's prior N(mu, sigma2) (bar, lbr).

@@ -4,11 +4,11 @@ Moggy answers the opponent's move, when no tactical rule fires, by a move
 next to it (or next to its own previous move) that matches one of its good
 3x3 shapes, and only when none matches does it play elsewhere. Pachi loses 9
 points against GNU Go without that step, and 28 without it, its tactics and its
-self-atari refusal together (docs/results.md, issue 11). gomove's playouts
+self-atari refusal together (docs/logs/engine-matches.md). gomove's playouts
 hold the same knowledge as gammas, but a shape next to the last move competes
 there with every move of the board; ``SearchConfig.local`` gives it Moggy's
 priority instead. Measured against GNU Go, that priority costs strength (59
-and 50 of 100 against the defaults' 70, docs/results.md), so it is off by
+and 50 of 100 against the defaults' 70, docs/logs/engine-matches.md), so it is off by
 default.
 
 Terms:

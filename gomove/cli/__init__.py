@@ -1,1 +1,3 @@
-"""Command-line entry points: thin wrappers over the library (see README, Modules)."""
+"""``gomove SUB``: thin argument parsing over the library; ``main`` dispatches.
+
+One module a subcommand, each with a ``main``; see README, Modules."""

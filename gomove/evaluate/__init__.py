@@ -1,1 +1,2 @@
-"""Evaluation: the papers' measures (measures.py) and their report and plots (report.py)."""
+"""Evaluation: the papers' measures (``measures``), their report and plots (``report``),
+and matches between GTP engines (``match``: refereed, resumable, Wilson intervals)."""

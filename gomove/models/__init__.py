@@ -5,7 +5,8 @@ the trainers and the evaluation score candidates through ``log_probs``,
 checkpoints save ``hparams`` and rebuild the model with ``from_state_dict``,
 gamma tables list ``level_strength`` and ``level_notes``, and a playout policy
 takes ``log_gammas``. Which model a name (``cfg.model.name``, a checkpoint's
-``model_name``) means is decided in one place, gomove.train.specs.MODELS.
+``model_name``) means is decided in one place, gomove.models.checkpoint.MODEL_CLASSES,
+which ``load_checkpoint`` uses without importing any training code.
 """
 
 from __future__ import annotations

@@ -1,1 +1,8 @@
-"""TODO"""
+"""FBT and LFR by stochastic gradient descent (Xiao and Müller 2016; Wistuba and
+Schmidt-Thieme 2013).
+
+Where to start reading: ``loop`` (``train_sgd``: epochs, schedules, init, validation),
+then the engines: ``compiled`` (numba steps over the flat layout on the CPU, kernels
+in ``kernels``) and the padded batches in torch (gomove.models.fbt's losses, any
+device); ``distributed`` spreads a global batch over torchrun's ranks.
+"""

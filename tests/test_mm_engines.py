@@ -1,4 +1,4 @@
-"""MM's flat engines (numba and torch, cached strengths) against the streaming MM statistics.
+"""MM's engines over the flat layout (compiled and tensor, cached strengths) against the padded one.
 
 Invariants checked:
 - collect() of NumbaMM and TorchMM equals collect_stats() over padded batches of
@@ -24,9 +24,11 @@ from synthetic import flat_of, make_data, make_groups, random_log_gamma
 
 from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
+from gomove.train.config import MMConfig
 from gomove.train.mm.compiled import NumbaMM
-from gomove.train.mm.fit import MMConfig, collect_stats, train_mm
-from gomove.train.mm.kernels import dense_scale, mm_pass
+from gomove.train.mm.fit import train_mm
+from gomove.train.mm.kernels import Change, Group, Positions, Strengths, dense_scale, mm_pass
+from gomove.train.mm.padded import collect_stats
 from gomove.train.mm.tensor import TorchMM
 
 CPU = torch.device("cpu")
@@ -186,15 +188,14 @@ def test_fused_pass_is_scale_then_pass():
     team = rng.random(flat.n_candidates) + 0.5
     factor = rng.random(sizes[3] + 1) + 0.5
     chunks = np.array([0, 7, 20, flat.n_positions], dtype=np.int64)
-    win = flat.expert_candidates()
-    lev, scale_lev = flat.field(1), flat.field(3)
+    pos = Positions(flat.pos_start, flat.expert_candidates(), chunks)
+    lev, scale_lev = Group(*flat.field(1)), Group(*flat.field(3))
     a, e_a = team.copy(), np.zeros(flat.n_positions)
-    dense_scale(a, e_a, flat.pos_start, chunks, *scale_lev, factor)
-    want = mm_pass(
-        a, flat.pos_start, win, chunks, *lev, sizes[1] + 1, *lev, np.ones(1), False, np.zeros(0)
-    )
+    dense_scale(Strengths(a, e_a), pos, scale_lev, factor)
+    unchanged = Change(lev, np.ones(1), False)
+    want = mm_pass(Strengths(a, np.zeros(0)), pos, lev, sizes[1] + 1, unchanged)
     b, e_b = team.copy(), np.zeros(flat.n_positions)
-    got = mm_pass(b, flat.pos_start, win, chunks, *lev, sizes[1] + 1, *scale_lev, factor, True, e_b)
+    got = mm_pass(Strengths(b, e_b), pos, lev, sizes[1] + 1, Change(scale_lev, factor, True))
     assert np.array_equal(a, b) and got[0] == want[0] and np.array_equal(got[1], want[1])
     assert np.array_equal(e_a, e_b)
 

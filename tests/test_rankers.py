@@ -44,7 +44,7 @@ from gomove.train.rankers.fit import (
     pr_counts_torch,
     win_rates,
 )
-from gomove.train.rankers.kernels import bar_pass, lbr_pass, pr_counts, trunc_vw
+from gomove.train.rankers.kernels import EPSettings, bar_pass, lbr_pass, pr_counts, trunc_vw
 
 CPU = torch.device("cpu")
 
@@ -82,7 +82,8 @@ def run_lbr(positions, mu, sigma2, beta2=1.0, iters=2000, tol=0.0):
     data = flat_teams(positions, len(mu))
     mu, sigma2 = np.array(mu, dtype=float), np.array(sigma2, dtype=float)
     args = Members(data, single=False).args()
-    lbr_pass(mu, sigma2, np.arange(data.n_positions), *args, beta2, iters, tol, data.max_cands)
+    ep = EPSettings(beta2, iters, tol)
+    lbr_pass(mu, sigma2, np.arange(data.n_positions), *args, ep, data.max_cands)
     return mu, sigma2
 
 
@@ -269,7 +270,8 @@ def test_shuffled_order_is_the_filter_over_the_permutation(ds, name):
     if name == "bar":
         bar_pass(mu, s2, order, *args, cfg.beta2, cfg.kappa, flat.max_cands)
     else:
-        lbr_pass(mu, s2, order, *args, cfg.beta2, cfg.ep_iters, cfg.ep_tol, flat.max_cands)
+        ep = EPSettings(cfg.beta2, cfg.ep_iters, cfg.ep_tol)
+        lbr_pass(mu, s2, order, *args, ep, flat.max_cands)
     np.testing.assert_array_equal(shuffled.numpy(), mu)
 
 

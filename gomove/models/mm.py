@@ -107,7 +107,3 @@ class BradleyTerry(nn.Module):
         """Rebuild a model from ``state_dict()`` output (e.g. after torch.load)."""
         log_gamma = state["log_gamma"]
         return cls(log_gamma.shape[0], log_gamma)
-
-
-
-

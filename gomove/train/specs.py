@@ -230,8 +230,6 @@ def model_config(cfg: DictConfig) -> ModelConfig:
     return model_cfg
 
 
-
-
 def register() -> None:
     """Register the config schemas, every model's from MODELS, and the ${sample:NAME}
     resolver (idempotent)."""

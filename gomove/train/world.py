@@ -17,7 +17,7 @@ Terms:
   pattern's stone configuration from the lowest rank that saw it.
 - all-reduce: the sum over ranks, left on every rank. MM all-reduces its
   statistics (``DistributedMM``), FBT/LFR their flat gradient
-  (``DistributedFlatSGD``), so both fit the model one process fits on all the
+  (``DistributedSGD``), so both fit the model one process fits on all the
   positions, up to the order of summation.
 
 Backend: gloo on the CPU, NCCL on CUDA (one GPU per local rank).
@@ -154,12 +154,6 @@ def prefix_logs(world: World) -> None:
     for handler in logging.getLogger().handlers:
         if not any(isinstance(f, RankPrefix) for f in handler.filters):
             handler.addFilter(RankPrefix(world))
-
-
-
-
-
-
 
 
 def gather_arrays(world: World, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

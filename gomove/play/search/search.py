@@ -41,6 +41,9 @@ from gomove.play.search.kernels import (
     PW_SINCE_PROMOTION,
     RAVE,
     RAVE_K,
+    Playouts,
+    SearchRoot,
+    SimBuffers,
     simulate,
     tree_moves,
 )
@@ -262,9 +265,10 @@ class Search:
         t = self.tree
         params = self._params(size)
         state = start_state(self.player, board)
-        scratch = copy_board(board)
-        pending = copy_board(board)
         owner_counts = np.zeros((3, size * size), np.int64)
+        at = SearchRoot(self.root, board, int(color), int(passes), float(komi))
+        playouts = Playouts(self.player, state, self.rng, self.replies)
+        buffers = SimBuffers(copy_board(board), copy_board(board), owner_counts)
         done = 0
         promotions = 0
         while True:
@@ -273,14 +277,10 @@ class Search:
             if seconds is not None and time.perf_counter() - start >= seconds:
                 break
             want = cfg.chunk if sims is None else min(cfg.chunk, sims - done)
-            done += simulate(
-                t, self.root, board, int(color), int(passes), float(komi), int(want), params,
-                self.schedule, self.player, state, scratch, self.rng, owner_counts, pending,
-                self.replies,
-            )  # fmt: skip
+            done += simulate(t, at, int(want), params, self.schedule, playouts, buffers)
             node = int(t.info[PENDING])
             if node >= 0:
-                self._promote(node, pending)
+                self._promote(node, buffers.pending)
                 promotions += 1
         return self._result(
             board, color, komi, done, time.perf_counter() - start, owner_counts, promotions

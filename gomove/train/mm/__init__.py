@@ -6,7 +6,7 @@ on any engine into a torch model). Engines, one word each, all giving the same
 pass statistics:
 - ``padded``: torch over streamed padded Batches, any device (the oracle);
 - ``compiled``: numba over the flat layout on the CPU (``NumbaMM``; ``kernels``
-  holds its passes; ``CachedMM``, the cached team strengths both flat-layout engines share);
+  holds its passes; ``cached``, the bookkeeping both flat-layout engines share);
 - ``tensor``: torch over the flat layout, any device (``TorchMM``, ``flat_mm``);
 - ``distributed``: any engine with its statistics all-reduced over torchrun's ranks.
 """

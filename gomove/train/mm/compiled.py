@@ -14,13 +14,13 @@ each other).
   next pass (one read of the candidates per update). Every sum is float64;
   a float32 strength is rounded once per update of its groups (relative
   1e-7 a time), so after a run's few hundred updates the gammas agree with
-  float64 strengths to about 1e-5 relative (tests/test_mm_flat.py). Sparse
+  float64 strengths to about 1e-5 relative (tests/test_mm_engines.py). Sparse
   groups (pass, capture, extension, self-atari, atari: at level 0 for 97% or
   more of the candidates) are updated and gathered over their listed
   candidates alone, from each position's kept sum of strengths: a cyclic sweep
   of the 9 groups costs about 4 dense passes instead of 9.
 - ``TorchMM`` (gomove.train.mm.tensor; any device, CUDA in practice) shares the
-  cache's bookkeeping, ``CachedMM``.
+  cache's bookkeeping, gomove.train.mm.cached.CachedMM.
 
 With gomove.train.mm.loop, a whole MM run on the CPU needs numpy and numba
 only (scripts/compare_mm_worker.py).
@@ -33,7 +33,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from gomove.data.flat import FlatData
+from gomove.train.mm.cached import CachedMM
 from gomove.train.mm.kernels import (
+    Change,
+    Entries,
+    Group,
+    Positions,
+    Strengths,
     count_entries,
     dense_scale,
     fill_entries,
@@ -41,51 +47,7 @@ from gomove.train.mm.kernels import (
     sparse_pass,
     sparse_scale,
 )
-from gomove.train.mm.loop import MMPasses, PassStats
-
-
-class CachedMM(MMPasses):
-    """What both engines share: the wins (fixed) and bringing the cache up to date."""
-
-    def __init__(self, data: FlatData) -> None:
-        self.data = data
-        self.offsets, self.sizes = data.offsets, data.sizes
-        self.n_positions = data.n_positions
-        self.win_flat = data.expert_candidates()
-        # wins never change: the expert moves' count by level of each group
-        self.win_counts = [
-            np.bincount(data.level(g, self.win_flat), minlength=s + 1)[1:]
-            for g, s in enumerate(self.sizes)
-        ]
-        self._seen: np.ndarray | None = None  # log_gamma the cached strengths reflect
-
-    def _table(self, log_gamma: np.ndarray, g: int) -> np.ndarray:
-        """log-gamma by level of group g, level 0 (absent) -> 0."""
-        o, s = self.offsets[g], self.sizes[g]
-        return np.concatenate([np.zeros(1), log_gamma[o : o + s]])
-
-    def _wins(self, wins: np.ndarray, g: int) -> None:
-        o, s = self.offsets[g], self.sizes[g]
-        wins[o : o + s] = self.win_counts[g]
-
-    def _changes(self, log_gamma: np.ndarray) -> list[tuple[int, np.ndarray]]:
-        """(g, delta) of every group g whose log-gammas changed since the strengths were
-        cached (all groups the first time), delta its change by level ([size + 1],
-        level 0: 0); log_gamma becomes the cached one."""
-        n_groups = len(self.sizes)
-        if self._seen is None:
-            changed: Sequence[int] = range(n_groups)
-            old = np.zeros_like(log_gamma)
-        else:
-            old = self._seen
-            diff = log_gamma != old
-            changed = [
-                g
-                for g in range(n_groups)
-                if bool(diff[self.offsets[g] : self.offsets[g] + self.sizes[g]].any())
-            ]
-        self._seen = log_gamma.copy()
-        return [(g, self._table(log_gamma, g) - self._table(old, g)) for g in changed]
+from gomove.train.mm.loop import PassStats
 
 
 class NumbaMM(CachedMM):
@@ -118,7 +80,7 @@ class NumbaMM(CachedMM):
         self.team = np.ones(data.n_candidates, dtype=np.dtype(team_dtype))
         self.e = np.zeros(p)
         self.e_valid = False
-        self.sparse = {}  # group -> (ent_start, ent_off): kernels' entries
+        self.sparse: dict[int, Entries] = {}  # group -> its entries (kernels.Entries)
         for g in range(len(self.sizes)):
             counts = np.zeros(p + 1, dtype=np.int64)
             count_entries(*data.field(g), data.pos_start, self.chunk_pos, counts)
@@ -126,14 +88,23 @@ class NumbaMM(CachedMM):
             if counts[-1] <= sparse_density * data.n_candidates:
                 self.sparse[g] = self._entries(g, counts)
 
-    def _entries(self, g: int, ent_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _entries(self, g: int, ent_start: np.ndarray) -> Entries:
         d = self.data
         if ent_start[-1] < 2**32:
             ent_start = ent_start.astype(np.uint32)
         width = int(np.diff(d.pos_start).max(initial=0))
         ent_off = np.empty(int(ent_start[-1]), dtype=np.uint16 if width <= 2**16 else np.int64)
         fill_entries(*d.field(g), d.pos_start, self.chunk_pos, ent_start, ent_off)
-        return ent_start, ent_off
+        return Entries(ent_start, ent_off)
+
+    def _strengths(self) -> Strengths:
+        return Strengths(self.team, self.e)
+
+    def _positions(self) -> Positions:
+        return Positions(self.data.pos_start, self.win_flat, self.chunk_pos)
+
+    def _group(self, g: int) -> Group:
+        return Group(*self.data.field(g))
 
     def nbytes(self) -> int:
         """Memory of the engine's own arrays (the data's apart)."""
@@ -142,13 +113,11 @@ class NumbaMM(CachedMM):
 
     def _apply(self, g: int, delta: np.ndarray) -> None:
         """Multiply group g's change into the strengths and the sums e."""
-        d, factor = self.data, np.exp(delta)
+        s, pos, factor = self._strengths(), self._positions(), np.exp(delta)
         if g in self.sparse and self.e_valid:
-            sparse_scale(
-                self.team, self.e, d.pos_start, self.chunk_pos, *self.sparse[g], *d.field(g), factor
-            )
+            sparse_scale(s, pos, self.sparse[g], self._group(g), factor)
         else:
-            dense_scale(self.team, self.e, d.pos_start, self.chunk_pos, *d.field(g), factor)
+            dense_scale(s, pos, self._group(g), factor)
             self.e_valid = True
 
     def advance(self, log_gamma: np.ndarray) -> None:
@@ -157,7 +126,6 @@ class NumbaMM(CachedMM):
             self._apply(g, delta)
 
     def collect(self, log_gamma: np.ndarray, columns: Sequence[int]) -> PassStats:
-        d = self.data
         columns = list(columns)
         first = (columns or [0])[0]
         changes = self._changes(log_gamma)
@@ -171,36 +139,17 @@ class NumbaMM(CachedMM):
         f = log_gamma.shape[0]
         wins, denom = np.zeros(f), np.zeros(f)
         log_lik = None
+        strengths, pos = self._strengths(), self._positions()
         for g in columns or [0]:
             o, s = self.offsets[g], self.sizes[g]
             if g in self.sparse and self.e_valid:
-                ll, part = sparse_pass(
-                    self.team,
-                    self.e,
-                    d.pos_start,
-                    self.win_flat,
-                    self.chunk_pos,
-                    *self.sparse[g],
-                    *d.field(g),
-                    s + 1,
-                )
+                ll, part = sparse_pass(strengths, pos, self.sparse[g], self._group(g), s + 1)
             else:
-                # without a change to apply, the arguments only need the right types
-                scale, factor = d.field(g), np.ones(1)
+                # without a change to apply, the change only needs the right types
+                change = Change(self._group(g), np.ones(1), False)
                 if fused is not None:
-                    scale, factor = d.field(fused[0]), np.exp(fused[1])
-                ll, part = mm_pass(
-                    self.team,
-                    d.pos_start,
-                    self.win_flat,
-                    self.chunk_pos,
-                    *d.field(g),
-                    s + 1,
-                    *scale,
-                    factor,
-                    fused is not None,
-                    self.e,
-                )
+                    change = Change(self._group(fused[0]), np.exp(fused[1]), True)
+                ll, part = mm_pass(strengths, pos, self._group(g), s + 1, change)
                 self.e_valid |= fused is not None
                 fused = None
             log_lik = ll if log_lik is None else log_lik

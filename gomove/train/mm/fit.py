@@ -32,14 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-
-
-
-
-
-
-
-
 def train_mm(
     data: Iterable[Batch] | MMPasses,
     n_features: int,

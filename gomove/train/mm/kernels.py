@@ -16,6 +16,7 @@ a group visits only its entries, not every candidate.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -28,6 +29,43 @@ from gomove.data.fields import field_level
 # pass gives the same bits every time.
 GATHER_LANES = 4
 LANE_LEVELS = 256  # more levels rarely repeat in a row, and 4 sums each would crowd the cache
+
+
+class Strengths(NamedTuple):
+    """What the kernels keep and update of the candidates (gomove.train.mm.compiled.NumbaMM)."""
+
+    team: np.ndarray  # float32 or float64[C] each candidate's team strength
+    e: np.ndarray  # float64[P] each position's sum of team strengths
+
+
+class Positions(NamedTuple):
+    """The positions as the passes walk them."""
+
+    pos_start: np.ndarray  # int64[P + 1] position p's candidates: pos_start[p]:pos_start[p + 1]
+    win_flat: np.ndarray  # int64[P] the expert move's candidate (flat index) of each position
+    chunk_pos: np.ndarray  # int64[K + 1] chunk k (summed in parallel): its positions from here
+
+
+class Group(NamedTuple):
+    """A group's levels as fields.field_level reads them (flat.FlatData.field)."""
+
+    arr: np.ndarray  # [C, n] the packed words or the wide levels
+    field: np.ndarray  # int64[4] (column, shift, mask, bytes3)
+
+
+class Entries(NamedTuple):
+    """A sparse group's candidates of level > 0 (module docstring)."""
+
+    start: np.ndarray  # uint32 or int64[P + 1] position p's entries: start[p]:start[p + 1]
+    off: np.ndarray  # uint16 or int64[E] each entry's candidate, by its offset in its position
+
+
+class Change(NamedTuple):
+    """A group's change that mm_pass multiplies in first (when ``apply``), as dense_scale does."""
+
+    group: Group  # the changed group's levels
+    factor: np.ndarray  # float64[levels + 1] each level's strength factor (level 0: 1)
+    apply: bool  # False: nothing to multiply in (the other fields only need the right types)
 
 
 @njit(cache=True, inline="always")
@@ -85,33 +123,26 @@ def sum_parts(part: np.ndarray) -> np.ndarray:
     return out
 
 
-
-
 @njit(parallel=True, cache=True)
 def mm_pass(
-    team: np.ndarray,
-    pos_start: np.ndarray,
-    win_flat: np.ndarray,
-    chunk_pos: np.ndarray,
-    arr: np.ndarray,
-    field: np.ndarray,
-    n_levels: int,
-    scale_arr: np.ndarray,
-    scale_field: np.ndarray,
-    factor: np.ndarray,
-    scale: bool,
-    e_out: np.ndarray,
+    s: Strengths, pos: Positions, group: Group, n_levels: int, change: Change
 ) -> tuple[float, np.ndarray]:
     """Log-likelihood and, per level of one group, sum of P(candidate) over its candidates.
 
     The MM denominator of level l is that sum divided by gamma_l (Coulom 2007, 2.5.3):
     sum_j C_ij / E_j = sum over candidates c with level l of P(c) / gamma_l.
-    The group is (arr, field); with ``scale``, first team[c] *= factor[level] of
-    the group (scale_arr, scale_field) as dense_scale does (the last update's
-    group, whose levels sit in the same rows): one pass over the candidates
-    instead of two, the same numbers, and then e_out[p] the sum of position p's new
-    strengths (as dense_scale leaves it).
+    With ``change.apply``, first team[c] *= factor[level] of the changed group as
+    dense_scale does (the last update's group, whose levels sit in the same rows):
+    one pass over the candidates instead of two, the same numbers, and then e[p]
+    the sum of position p's new strengths (as dense_scale leaves it).
     """
+    team = s.team
+    e_out = s.e
+    pos_start, win_flat, chunk_pos = pos
+    arr, field = group
+    scale_arr, scale_field = change.group
+    factor = change.factor
+    scale = change.apply
     n_chunks = chunk_pos.shape[0] - 1
     mask = GATHER_LANES - 1 if n_levels <= LANE_LEVELS else 0
     part = np.zeros((n_chunks, mask + 1, n_levels))
@@ -135,17 +166,14 @@ def mm_pass(
 
 
 @njit(parallel=True, cache=True)
-def dense_scale(
-    team: np.ndarray,
-    e: np.ndarray,
-    pos_start: np.ndarray,
-    chunk_pos: np.ndarray,
-    arr: np.ndarray,
-    field: np.ndarray,
-    factor: np.ndarray,
-) -> None:
+def dense_scale(s: Strengths, pos: Positions, group: Group, factor: np.ndarray) -> None:
     """team[c] *= factor[level] (factor[0] is 1 for a change), and e[p] each position's
     new sum of strengths, summed as mm_pass sums it (scale_sum)."""
+    team = s.team
+    e = s.e
+    pos_start = pos.pos_start
+    chunk_pos = pos.chunk_pos
+    arr, field = group
     for k in prange(chunk_pos.shape[0] - 1):
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
             e[p] = scale_sum(team, pos_start[p], pos_start[p + 1], arr, field, factor)
@@ -192,18 +220,16 @@ def fill_entries(
 
 @njit(parallel=True, cache=True)
 def sparse_scale(
-    team: np.ndarray,
-    e: np.ndarray,
-    pos_start: np.ndarray,
-    chunk_pos: np.ndarray,
-    ent_start: np.ndarray,
-    ent_off: np.ndarray,
-    arr: np.ndarray,
-    field: np.ndarray,
-    factor: np.ndarray,
+    s: Strengths, pos: Positions, ent: Entries, group: Group, factor: np.ndarray
 ) -> None:
     """team[c] *= factor[level] over a sparse group's entries only (level 0 keeps its
     strength), each position's sum e[p] moved by its candidates' change."""
+    team = s.team
+    e = s.e
+    pos_start = pos.pos_start
+    chunk_pos = pos.chunk_pos
+    ent_start, ent_off = ent
+    arr, field = group
     for k in prange(chunk_pos.shape[0] - 1):
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
             lo = pos_start[p]
@@ -216,20 +242,16 @@ def sparse_scale(
 
 @njit(parallel=True, cache=True)
 def sparse_pass(
-    team: np.ndarray,
-    e: np.ndarray,
-    pos_start: np.ndarray,
-    win_flat: np.ndarray,
-    chunk_pos: np.ndarray,
-    ent_start: np.ndarray,
-    ent_off: np.ndarray,
-    arr: np.ndarray,
-    field: np.ndarray,
-    n_levels: int,
+    s: Strengths, pos: Positions, ent: Entries, group: Group, n_levels: int
 ) -> tuple[float, np.ndarray]:
     """mm_pass for a sparse group, from the kept sums e: the log-likelihood over the
     positions, and per level the sum of P(candidate) over the group's entries
     (level 0, never visited, stays 0: its gamma is fixed)."""
+    team = s.team
+    e = s.e
+    pos_start, win_flat, chunk_pos = pos
+    ent_start, ent_off = ent
+    arr, field = group
     n_chunks = chunk_pos.shape[0] - 1
     part = np.zeros((n_chunks, 1, n_levels))
     ll = np.zeros(n_chunks)

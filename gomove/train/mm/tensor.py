@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from gomove.data.flat import FlatData
-from gomove.train.mm.compiled import CachedMM, NumbaMM
+from gomove.train.mm.cached import CachedMM
+from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.loop import PassStats
 
 

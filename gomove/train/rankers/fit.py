@@ -39,7 +39,14 @@ from gomove.features.registry import GroupSpan
 from gomove.models.rankers import AdditiveRanking, GaussianRanking, WinRateRanking
 from gomove.train.config import RankerConfig
 from gomove.train.monitor import Validate, report_row
-from gomove.train.rankers.kernels import bar_pass, lbr_pass, pr_counts
+from gomove.train.rankers.kernels import (
+    EPSettings,
+    Positions,
+    TeamLevels,
+    bar_pass,
+    lbr_pass,
+    pr_counts,
+)
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -83,22 +90,13 @@ class Members:
         self.zero_member = single
         self.data = data
 
-    def args(self) -> tuple:
-        """The kernels' level arguments: pos_start, winner, packed, fields, offs8, use8,
-        levw, offsw, usew, zero_member."""
+    def args(self) -> tuple[Positions, TeamLevels]:
+        """The kernels' level arguments: the positions and how to read their teams."""
         d = self.data
-        return (
-            d.pos_start,
-            d.winner,
-            d.packed,
-            d.fields,
-            d.offs8,
-            self.use8,
-            d.levw,
-            d.offsw,
-            self.usew,
-            self.zero_member,
+        teams = TeamLevels(
+            d.packed, d.fields, d.offs8, self.use8, d.levw, d.offsw, self.usew, self.zero_member
         )
+        return Positions(d.pos_start, d.winner), teams
 
 
 def win_rates(wins: np.ndarray, appear: np.ndarray) -> np.ndarray:
@@ -254,15 +252,9 @@ def fit_ranker(
                     flat.max_cands,
                 )  # fmt: skip
             else:
+                ep = EPSettings(cfg.beta2, cfg.ep_iters, cfg.ep_tol)
                 hits, iters = lbr_pass(
-                    mu_np,
-                    s2_np,
-                    order[p0:p1],
-                    *members.args(),
-                    cfg.beta2,
-                    cfg.ep_iters,
-                    cfg.ep_tol,
-                    flat.max_cands,
+                    mu_np, s2_np, order[p0:p1], *members.args(), ep, flat.max_cands
                 )
                 ep_iters = iters / (p1 - p0)
             seen += p1 - p0

@@ -36,9 +36,57 @@ SQRT2 = math.sqrt(2.0)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
+class Positions(NamedTuple):
+    """The training positions (flat.FlatData's arrays of the same names)."""
+
+    pos_start: np.ndarray  # int64[P + 1] position p's candidates: pos_start[p]:pos_start[p + 1]
+    winner: np.ndarray  # int64[P] the expert move's index within its position
+
+
+class TeamLevels(NamedTuple):
+    """The candidates' levels and which groups make a team (fit.Members; module docstring)."""
+
+    packed: np.ndarray  # uint32[C, W] the bit-packed levels of the narrow groups (flat.FlatData)
+    fields: np.ndarray  # int64[G8, 3] where each narrow group sits in packed
+    offs8: np.ndarray  # int64[G8] the narrow groups' registry offsets
+    use8: np.ndarray  # bool[G8] the narrow groups in a team
+    levw: np.ndarray  # [C, Gw] (or uint8[C, 3 Gw]) the wide groups' levels
+    offsw: np.ndarray  # int64[Gw] the wide groups' registry offsets
+    usew: np.ndarray  # bool[Gw] the wide groups in a team
+    zero_member: bool  # an absent used group gives member 0 (the single-pattern variant)
+
+
+class TeamBuffers(NamedTuple):
+    """One position's teams as _gather_teams leaves them (allocated once per pass)."""
+
+    mem: np.ndarray  # int64[max_cands * groups] the members, team t's at mem[mstart[t]:]
+    mstart: np.ndarray  # int64[max_cands + 1] where each team's members start
+    tmu: np.ndarray  # float64[max_cands] each team's mean (sum of its members' mu)
+    ts2: np.ndarray  # float64[max_cands] each team's variance (sum of their sigma2)
+
+
+class EPSettings(NamedTuple):
+    """LBR's message passing on one position (RankerConfig)."""
+
+    beta2: float  # performance noise beta^2
+    max_iters: int  # iterations at most
+    tol: float  # stop once no member's mean moves by more than tol of its sd
+
+
+@njit(cache=True)
+def new_team_buffers(max_cands: int, width: int) -> TeamBuffers:
+    return TeamBuffers(
+        np.empty(max_cands * width, dtype=np.int64),
+        np.empty(max_cands + 1, dtype=np.int64),
+        np.empty(max_cands),
+        np.empty(max_cands),
+    )
+
+
 @njit(cache=True, inline="always")
-def team_members(c, packed, fields, offs8, use8, levw, offsw, usew, zero_member, out, start):
+def team_members(c, teams: TeamLevels, out, start):
     """Write candidate c's members into out[start:]; return the new end."""
+    packed, fields, offs8, use8, levw, offsw, usew, zero_member = teams
     n = start
     for g in range(offs8.shape[0]):
         if use8[g]:
@@ -62,18 +110,17 @@ def team_members(c, packed, fields, offs8, use8, levw, offsw, usew, zero_member,
 
 
 @njit(cache=True)
-def pr_counts(
-    pos_start, winner, packed, fields, offs8, use8, levw, offsw, usew, zero_member, n_features
-):
+def pr_counts(positions: Positions, teams: TeamLevels, n_features):
     """PR's counts (Wistuba et al. 2012, III-D): wins W[F], the positions whose expert
     move's team holds the feature, and appearances A[F], the teams holding it."""
+    pos_start, winner = positions
     wins = np.zeros(n_features)
     appear = np.zeros(n_features)
-    buf = np.empty(offs8.shape[0] + offsw.shape[0], dtype=np.int64)
+    buf = np.empty(teams.offs8.shape[0] + teams.offsw.shape[0], dtype=np.int64)
     for p in range(winner.shape[0]):
         lo = pos_start[p]
         for c in range(lo, pos_start[p + 1]):
-            n = team_members(c, packed, fields, offs8, use8, levw, offsw, usew, zero_member, buf, 0)
+            n = team_members(c, teams, buf, 0)
             for k in range(n):
                 appear[buf[k]] += 1.0
                 if c == lo + winner[p]:
@@ -82,33 +129,15 @@ def pr_counts(
 
 
 @njit(cache=True)
-def _gather_teams(
-    lo,
-    hi,
-    packed,
-    fields,
-    offs8,
-    use8,
-    levw,
-    offsw,
-    usew,
-    zero_member,
-    mu,
-    sigma2,
-    mem,
-    mstart,
-    tmu,
-    ts2,
-):
-    """Members of candidates lo..hi-1 into mem (team t's at mem[mstart[t]:mstart[t + 1]]),
+def _gather_teams(lo, hi, teams: TeamLevels, mu, sigma2, buf: TeamBuffers):
+    """Members of candidates lo..hi-1 into buf.mem (team t's at mem[mstart[t]:mstart[t + 1]]),
     team means tmu[t] and variances ts2[t]; return the number of teams."""
+    mem, mstart, tmu, ts2 = buf
     k = hi - lo
     n = 0
     for t in range(k):
         mstart[t] = n
-        n = team_members(
-            lo + t, packed, fields, offs8, use8, levw, offsw, usew, zero_member, mem, n
-        )
+        n = team_members(lo + t, teams, mem, n)
         m = 0.0
         s = 0.0
         for e in range(mstart[t], n):
@@ -130,24 +159,7 @@ def _hit(tmu, k, w):
 
 
 @njit(cache=True)
-def bar_pass(
-    mu,
-    sigma2,
-    order,
-    pos_start,
-    winner,
-    packed,
-    fields,
-    offs8,
-    use8,
-    levw,
-    offsw,
-    usew,
-    zero_member,
-    beta2,
-    kappa,
-    max_cands,
-):
+def bar_pass(mu, sigma2, order, positions: Positions, teams: TeamLevels, beta2, kappa, max_cands):
     """BAR (Wistuba et al. 2012, Algorithm 1) on the positions order lists, in that
     order; return hits.
 
@@ -158,34 +170,15 @@ def bar_pass(
     team, the paper's loop as written). kappa: the floor epsilon of the variance
     factor.
     """
-    width = offs8.shape[0] + offsw.shape[0]
-    mem = np.empty(max_cands * width, dtype=np.int64)
-    mstart = np.empty(max_cands + 1, dtype=np.int64)
-    tmu = np.empty(max_cands)
-    ts2 = np.empty(max_cands)
+    pos_start, winner = positions
+    buf = new_team_buffers(max_cands, teams.offs8.shape[0] + teams.offsw.shape[0])
+    mem, mstart, tmu, ts2 = buf
     omega = np.empty(max_cands)
     delta = np.empty(max_cands)
     hits = 0
     for p in order:
         lo = pos_start[p]
-        k = _gather_teams(
-            lo,
-            pos_start[p + 1],
-            packed,
-            fields,
-            offs8,
-            use8,
-            levw,
-            offsw,
-            usew,
-            zero_member,
-            mu,
-            sigma2,
-            mem,
-            mstart,
-            tmu,
-            ts2,
-        )
+        k = _gather_teams(lo, pos_start[p + 1], teams, mu, sigma2, buf)
         w = winner[p]
         if _hit(tmu, k, w):
             hits += 1
@@ -281,18 +274,7 @@ def new_lbr_scratch(n_features: int, n_mem: int, max_cands: int) -> LBRScratch:
 
 
 @njit(cache=True)
-def lbr_position(
-    mu,
-    sigma2,
-    mem,
-    mstart,
-    k,
-    w,
-    beta2,
-    max_iters,
-    tol,
-    scratch,
-):
+def lbr_position(mu, sigma2, buf: TeamBuffers, k, w, ep: EPSettings, scratch: LBRScratch):
     """EP on one position's factor graph (Wistuba et al. 2012, Fig. 3); update mu, sigma2.
 
     Graph: feature strengths theta_f ~ N(mu_f, sigma2_f) (prior factors), team t's
@@ -303,10 +285,14 @@ def lbr_position(
     performance message from its members' cavities; one sweep of the ordering
     factors (x_w's marginal updated after each); each team's messages back to its
     members, the marginals updated team by team. Stops when no member's mean moved
-    by more than tol times its standard deviation, or after max_iters. Returns the
-    iterations done. scratch: an LBRScratch (new_lbr_scratch); its local[F] must be -1
-    everywhere on entry and is left so.
+    by more than tol times its standard deviation, or after max_iters (ep). Returns the
+    iterations done. buf: the position's k teams (_gather_teams), w the expert's.
+    scratch: an LBRScratch (new_lbr_scratch); its local[F] must be -1 everywhere on
+    entry and is left so.
     """
+    mem = buf.mem
+    mstart = buf.mstart
+    beta2, max_iters, tol = ep
     (local, pats, edge_pat, pi0, tau0, pi_l, tau_l, pi_e, tau_e, cav_m, cav_v,
      perf_m, perf_v, pi_win, tau_win, pi_los, tau_los) = scratch  # fmt: skip
     n_edges = mstart[k]
@@ -423,70 +409,23 @@ def lbr_position(
 
 
 @njit(cache=True)
-def lbr_pass(
-    mu,
-    sigma2,
-    order,
-    pos_start,
-    winner,
-    packed,
-    fields,
-    offs8,
-    use8,
-    levw,
-    offsw,
-    usew,
-    zero_member,
-    beta2,
-    max_iters,
-    tol,
-    max_cands,
-):
+def lbr_pass(mu, sigma2, order, positions: Positions, teams: TeamLevels, ep: EPSettings, max_cands):
     """LBR on the positions order lists, in that order, each position's EP posterior the
     prior of the next (assumed density filtering); return (hits, EP iterations summed)."""
-    width = offs8.shape[0] + offsw.shape[0]
+    pos_start, winner = positions
+    width = teams.offs8.shape[0] + teams.offsw.shape[0]
     n_mem = max_cands * width
-    mem = np.empty(n_mem, dtype=np.int64)
-    mstart = np.empty(max_cands + 1, dtype=np.int64)
-    tmu = np.empty(max_cands)
-    ts2 = np.empty(max_cands)
+    buf = new_team_buffers(max_cands, width)
+    tmu = buf.tmu
     scratch = new_lbr_scratch(mu.shape[0], n_mem, max_cands)
     hits = 0
     iters = 0
     for p in order:
-        k = _gather_teams(
-            pos_start[p],
-            pos_start[p + 1],
-            packed,
-            fields,
-            offs8,
-            use8,
-            levw,
-            offsw,
-            usew,
-            zero_member,
-            mu,
-            sigma2,
-            mem,
-            mstart,
-            tmu,
-            ts2,
-        )
+        k = _gather_teams(pos_start[p], pos_start[p + 1], teams, mu, sigma2, buf)
         w = winner[p]
         if _hit(tmu, k, w):
             hits += 1
         if k < 2:
             continue
-        iters += lbr_position(
-            mu,
-            sigma2,
-            mem,
-            mstart,
-            k,
-            w,
-            beta2,
-            max_iters,
-            tol,
-            scratch,
-        )
+        iters += lbr_position(mu, sigma2, buf, k, w, ep, scratch)
     return hits, iters

@@ -7,8 +7,8 @@ Invariants checked:
   to the 1-process training positions; both ranks return the same metrics;
 - the ranks' datasets partition the games: together, the 1-process dataset's
   positions with the same game ids;
-- DistributedFlatSGD on 2 ranks (full gradient and LFR) gives the model of one
-  FlatSGD fed the union of the ranks' parts as its batches (1e-10), the same
+- DistributedSGD on 2 ranks (full gradient and LFR) gives the model of one
+  CompiledSGD fed the union of the ranks' parts as its batches (1e-10), the same
   model on both ranks;
 - fbt trains end to end on 2 ranks (run), the same model as saved on each;
 - a single process (no WORLD_SIZE) is World(): no process group.
@@ -35,8 +35,8 @@ from gomove.models.checkpoint import load_checkpoint
 from gomove.models.fbt import FactorizationBT
 from gomove.reading.games import ReadConfig
 from gomove.train.config import SGDConfig
-from gomove.train.sgd.compiled import FlatSGD
-from gomove.train.sgd.distributed import DistributedFlatSGD
+from gomove.train.sgd.compiled import CompiledSGD
+from gomove.train.sgd.distributed import DistributedSGD
 from gomove.train.world import World, init_world
 
 WORLD = 2
@@ -184,12 +184,12 @@ SGD_LR = 0.05
 
 
 def _sgd_rank(rank: int, init: str, shares, n_features: int, cfg: SGDConfig, out: str) -> None:
-    """Two epochs of DistributedFlatSGD on this rank's share; its batches (global ids)
+    """Two epochs of DistributedSGD on this rank's share; its batches (global ids)
     and the final parameters to out."""
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=WORLD)
     ids = shares[rank]
     model = _sgd_model(n_features, cfg)
-    steps = DistributedFlatSGD(model, _subset(shares["data"], ids), cfg, World(rank, WORLD))
+    steps = DistributedSGD(model, _subset(shares["data"], ids), cfg, World(rank, WORLD))
     batches = []
     for _ in range(2):
         for pos in steps:
@@ -221,7 +221,7 @@ def test_sgd_two_ranks_equal_one_fed_the_global_batches(ds, tmp_path, name):
     np.testing.assert_array_equal(ranks[0]["v"], ranks[1]["v"])
 
     model = _sgd_model(f, cfg)
-    steps = FlatSGD(model, data, cfg)
+    steps = CompiledSGD(model, data, cfg)
     assert len(ranks[0]["batches"]) == 2 * -(-n // cfg.batch_size)
     for b0, b1 in zip(ranks[0]["batches"], ranks[1]["batches"], strict=True):
         steps.step(np.concatenate([b0, b1]).astype(np.int64), SGD_LR)

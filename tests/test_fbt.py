@@ -46,7 +46,8 @@ from gomove.models.fbt import (
     team_strength,
 )
 from gomove.models.mm import BradleyTerry
-from gomove.train.sgd.loop import SGDConfig, lr_factor, train_sgd
+from gomove.train.config import AUTO_STEPS, SGDConfig, auto_batch_size
+from gomove.train.sgd.loop import lr_factor, train_sgd
 from gomove.train.specs import model_spec
 
 F64 = torch.float64
@@ -328,3 +329,24 @@ def test_train_then_evaluate(games, tmp_path, model, extra):  # noqa: F811
     events.Reload()
     for tag in ("train/loss", "train/log_likelihood", "time/seconds_per_epoch"):
         assert tag in events.Tags()["scalars"], tag
+
+
+def test_auto_batch_size_scales_with_the_data():
+    """batch_size=None: the largest power of two in [128, 1024] that keeps at least
+    AUTO_STEPS steps an epoch (the sample keeps 128, 1,000 Tygem games take 1,024)."""
+    assert SGDConfig().batch_size is None
+    assert auto_batch_size(12_825) == 128  # the embedded sample
+    assert auto_batch_size(219_176) == 1024  # 1,000 Tygem games
+    assert auto_batch_size(108_000) == 512
+    assert auto_batch_size(5_927_448) == 1024  # all training games: capped
+    assert auto_batch_size(0) == 128
+    for n in (1, 5_000, 51_199, 51_200, 102_400, 204_800, 10**7):
+        b = auto_batch_size(n)
+        assert b in (128, 256, 512, 1024)
+        assert b == 128 or n // b >= AUTO_STEPS  # enough steps an epoch
+        assert b == 1024 or n // (2 * b) < AUTO_STEPS  # the largest such
+    resolved = SGDConfig(l2_positions=None).for_positions(219_176)
+    assert resolved.batch_size == 1024 and resolved.lambda_w == SGDConfig().lambda_w
+    assert SGDConfig(batch_size=64).for_positions(10**6).batch_size == 64  # given: kept
+    with pytest.raises(ValueError, match="batch_size"):
+        SGDConfig(batch_size=0).validate()

@@ -22,7 +22,7 @@ from gomove.models.fbt import FactorizationBT
 from gomove.train.config import RankerConfig, SGDConfig
 from gomove.train.mm.tensor import flat_mm
 from gomove.train.rankers.fit import fit_ranker
-from gomove.train.sgd.compiled import FlatSGD
+from gomove.train.sgd.compiled import CompiledSGD
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ def test_three_byte_levels_train_as_two_byte():
             model.v.zero_()
             model.w[:320].copy_(torch.from_numpy(w))
             model.v[:320].copy_(torch.from_numpy(v))
-        sgd = FlatSGD(model, data, SGDConfig(k=3, epochs=1))
+        sgd = CompiledSGD(model, data, SGDConfig(k=3, epochs=1))
         grads.append((sgd.loss_grad(pos), sgd.grad[:320].copy()))
     assert grads[0][0] == pytest.approx(grads[1][0], rel=1e-12)
     np.testing.assert_allclose(grads[1][1], grads[0][1], rtol=1e-12, atol=1e-15)

@@ -1,4 +1,4 @@
-"""The flat FBT/LFR engine (gomove.train.sgd.compiled) against autograd and torch.optim.
+"""The compiled FBT/LFR engine (gomove.train.sgd.compiled) against autograd and torch.optim.
 
 Invariants checked:
 - the kernel's loss, log-likelihood and gradient (chain rule and L2 included)
@@ -37,7 +37,7 @@ from torch.testing import assert_close
 from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
 from gomove.models.fbt import FactorizationBT, fbt_loss, lfr_loss
-from gomove.train.sgd.compiled import FlatSGD
+from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.loop import SGDConfig, train_sgd
 from gomove.train.specs import model_config
 
@@ -55,7 +55,9 @@ def problem(seed: int, n_batches: int = 1, batch_size: int = 7, k: int = 3):
 def grads_by_sgd_step(model: FactorizationBT, flat: FlatData, cfg: SGDConfig, pos, unif=None):
     """One flat step of plain SGD at lr 1: the parameters move by minus their gradient."""
     w0, v0 = model.w.detach().clone(), model.v.detach().clone()
-    engine = FlatSGD(model, flat, SGDConfig(**{**vars(cfg), "optimizer": "sgd", "momentum": 0.0}))
+    engine = CompiledSGD(
+        model, flat, SGDConfig(**{**vars(cfg), "optimizer": "sgd", "momentum": 0.0})
+    )
     objective, log_lik, n = engine.step(pos, 1.0, unif)
     return objective, log_lik, n, w0 - model.w.detach(), v0 - model.v.detach()
 
@@ -119,7 +121,7 @@ def test_sampled_gradient_equals_surrogate():
         assert_close(gv, ref.v.grad)
 
 
-def table_grads(engine: FlatSGD, pos, unif_fn, n_draws: int) -> np.ndarray:
+def table_grads(engine: CompiledSGD, pos, unif_fn, n_draws: int) -> np.ndarray:
     out = []
     for _ in range(n_draws):
         engine.loss_grad(pos, unif_fn())
@@ -134,10 +136,10 @@ def test_sampled_estimator_is_unbiased():
     groups, n_features, batches, flat = problem(5, batch_size=5)
     pos = np.arange(flat.n_positions)
     model = random_fbt(n_features, 3, 5)
-    full = FlatSGD(model, flat, SGDConfig(k=3))
+    full = CompiledSGD(model, flat, SGDConfig(k=3))
     full_ll, _ = full.loss_grad(pos)
     g = full.grad.ravel().copy()
-    sampled = FlatSGD(model, flat, SGDConfig(k=3, sample=3))
+    sampled = CompiledSGD(model, flat, SGDConfig(k=3, sample=3))
     rng = np.random.default_rng(0)
     ll, loss = sampled.loss_grad(pos, rng.random((len(pos), 3)))
     assert ll == full_ll and loss == -full_ll
@@ -165,7 +167,7 @@ def test_steps_equal_torch_optim(extra):
     cfg = SGDConfig(k=3, lr=0.05, lambda_w=0.01, lambda_v=0.02, **extra)
     model = random_fbt(n_features, 3, 3)
     ref = random_fbt(n_features, 3, 3)
-    engine = FlatSGD(model, flat, cfg)
+    engine = CompiledSGD(model, flat, cfg)
     if cfg.optimizer == "adam":
         opt: torch.optim.Optimizer = torch.optim.Adam([ref.w, ref.v], lr=cfg.lr)
     else:
@@ -228,7 +230,7 @@ def test_from_dataset_equals_loader(ds):  # noqa: F811
             assert flat.winner[p] == int(batch.winner[j])
             p += 1
     model = random_fbt(reg.n_features, 4, 0, scale=0.3)
-    engine = FlatSGD(model, flat, SGDConfig(k=4))
+    engine = CompiledSGD(model, flat, SGDConfig(k=4))
     ll, _ = engine.loss_grad(np.arange(flat.n_positions), backward=False)
     want = sum(
         float(fbt_loss(model, b.feat, b.mask, b.winner).log_lik) for b in BatchLoader(ds, 64)

@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> None:
         help="training games for `mm`, `fbt`, `rankers` and `scale`",
     )
     p.add_argument("--mm-iters", type=int, default=2, help="MM iterations timed")
+    p.add_argument(
+        "--fbt-batch", type=int, help="positions per step of `fbt` (default: the auto batch)"
+    )
     p.add_argument("--owner-games", type=int, default=5, help="games timed by `mc-owner`")
     p.add_argument("--cache-dir", default="cache", help="where `mm` and `fbt` keep their dataset")
     p.add_argument(
@@ -73,6 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         owner_games=a.owner_games,
         policy_path=a.policy,
         model_path=a.model,
+        fbt_batch=a.fbt_batch,
     )
 
 

@@ -43,7 +43,7 @@ from gomove.playout.driver import new_rng, playout, run_playouts
 from gomove.playout.policy import PatternPolicy
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.samples import sample_path
-from gomove.train.config import RankerConfig, SGDConfig
+from gomove.train.config import RankerConfig, SGDConfig, auto_batch_size
 from gomove.train.mm.fit import MMConfig, train_mm
 from gomove.train.mm.tensor import flat_mm
 from gomove.train.rankers.fit import fit_ranker
@@ -253,10 +253,11 @@ def bench_fbt(
     full gradient, sampled (S = 10, 30) and LFR, on the flat engine (CPU,
     gomove.train.sgd.compiled) and the padded torch path (CPU, and CUDA when
     present). The epoch's time excludes loading and the untimed first pass.
-    batch_size: positions per step (None: SGDConfig's default)."""
+    batch_size: positions per step (None: the auto batch of the data's positions,
+    gomove.train.config.auto_batch_size, as a default run takes)."""
 
     ds = bench_dataset(path, n_games, cache_dir, min_count)
-    batch_size = batch_size or SGDConfig().batch_size
+    batch_size = batch_size or auto_batch_size(ds.n_positions)
     runs = [("flat", "cpu")] if "flat" in engines else []
     if "padded" in engines:
         runs += [("padded", "cpu")] + ([("padded", "cuda")] if torch.cuda.is_available() else [])
@@ -618,6 +619,7 @@ def run(
     owner_games: int = 5,
     policy_path: str | None = None,
     model_path: str | None = None,
+    fbt_batch: int | None = None,
 ) -> list[dict]:
     """The benchmarks named in which, on the games of data (``games_path``)."""
     path, why = games_path(data)
@@ -633,7 +635,7 @@ def run(
     if "mm" in which:
         out += bench_mm(path, mm_games, mm_iters, cache_dir)
     if "fbt" in which:
-        out += bench_fbt(path, mm_games, cache_dir)
+        out += bench_fbt(path, mm_games, cache_dir, batch_size=fbt_batch)
     if "rankers" in which:
         out += bench_rankers(path, mm_games, cache_dir)
     if "scale" in which:

@@ -34,7 +34,7 @@ Terms (indices are the global feature indices of gomove.data.batch):
 
 These losses work on padded batches (any device). gomove.train.sgd.compiled
 computes the same three losses and their gradients by compiled loops over
-the unpadded candidates on the CPU (tests/test_fbt_flat.py checks them
+the unpadded candidates on the CPU (tests/test_sgd_compiled.py checks them
 against autograd of these).
 """
 

@@ -121,7 +121,8 @@ class SGDConfig(ModelConfig):
     name: "fbt" (softmax over all candidates) or "lfr" (pairwise, winner vs each other).
     k: latent dimension (0: no interactions, Bradley-Terry fitted by gradient).
     lr, schedule ("constant" | "cosine" | "step": times lr_gamma every lr_step epochs).
-    epochs, batch_size (positions per step).
+    epochs, batch_size (positions per step; None: ``auto_batch_size`` of the training
+    positions, so that the sample and all training games both train in good time).
     lambda_w, lambda_v: L2 weights (added in full to every batch's mean loss).
     l2_positions: the training positions lambda_w and lambda_v are meant for. With
     N positions they are scaled by l2_positions / N: a Gaussian prior of fixed
@@ -132,7 +133,7 @@ class SGDConfig(ModelConfig):
     sample: 0 for the full gradient, S > 0 for the sampled gradient (fbt only).
     optimizer: "adam" or "sgd" (with ``momentum``, Nesterov when momentum > 0).
     seed: parameters, shuffling, sampling.
-    flat: the flat layout and the compiled engine (gomove.train.sgd.compiled.FlatSGD,
+    flat: the flat layout and the compiled engine (gomove.train.sgd.compiled.CompiledSGD,
     CPU only; false, or CUDA: padded batches and torch).
     """
 
@@ -143,7 +144,7 @@ class SGDConfig(ModelConfig):
     lr_gamma: float = 0.1
     lr_step: int = 10
     epochs: int = 10
-    batch_size: int = 128
+    batch_size: int | None = None
     lambda_w: float = 1e-5
     lambda_v: float = 1e-4
     l2_positions: int | None = None
@@ -167,10 +168,20 @@ class SGDConfig(ModelConfig):
         ):
             if value not in allowed:
                 raise ValueError(f"{key} must be one of {allowed}, not {value!r}")
-        if self.k < 0 or self.sample < 0 or self.epochs < 0 or self.batch_size < 1:
-            raise ValueError("k, sample and epochs must be >= 0 and batch_size >= 1")
+        if self.k < 0 or self.sample < 0 or self.epochs < 0:
+            raise ValueError("k, sample and epochs must be >= 0")
+        if self.batch_size is not None and self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1 or null (auto), not {self.batch_size}")
         if self.l2_positions is not None and self.l2_positions < 1:
             raise ValueError(f"l2_positions must be >= 1 or null, not {self.l2_positions}")
+
+    def for_positions(self, n_positions: int) -> SGDConfig:
+        """This config for n_positions training positions: the L2 weights scaled
+        (``l2_for``) and an auto batch size chosen (``auto_batch_size``)."""
+        cfg = self.l2_for(n_positions)
+        if cfg.batch_size is None:
+            cfg = replace(cfg, batch_size=auto_batch_size(n_positions))
+        return cfg
 
     def l2_for(self, n_positions: int) -> SGDConfig:
         """This config with the L2 weights for n_positions training positions
@@ -180,6 +191,26 @@ class SGDConfig(ModelConfig):
         f = self.l2_positions / max(n_positions, 1)
         return replace(self, lambda_w=self.lambda_w * f, lambda_v=self.lambda_v * f,
                        l2_positions=None)  # fmt: skip
+
+
+# An auto batch: a power of two in [128, 1024], the largest that still takes at least
+# AUTO_STEPS optimizer steps an epoch. Adam's progress goes with its steps, so small
+# data keeps small batches (the sample's 12,825 positions: 128, as tuned there); a
+# step also updates every parameter, so large data takes large batches (all 27,613
+# training games: 1,024, about 165 s an epoch where 128 took more than 13 minutes).
+# At 1,000 Tygem games (219,176 positions: 1,024) 1,024 and 128 give the same test
+# top-1 (docs/logs/scale.md).
+AUTO_BATCH = (128, 1024)
+AUTO_STEPS = 200
+
+
+def auto_batch_size(n_positions: int) -> int:
+    """The batch size of ``batch_size=None`` for n_positions training positions."""
+    lo, hi = AUTO_BATCH
+    b = lo
+    while b * 2 <= hi and n_positions // (b * 2) >= AUTO_STEPS:
+        b *= 2
+    return b
 
 
 RANKERS = ("pr", "bar", "lbr")

@@ -10,12 +10,12 @@ import torch
 from gomove.data.flat import FlatData
 from gomove.models.fbt import FactorizationBT
 from gomove.train.config import SGDConfig
-from gomove.train.sgd.compiled import FlatSGD
+from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.world import World
 
 
-class DistributedFlatSGD(FlatSGD):
-    """FlatSGD where a step's mini-batch is spread over the ranks (each takes its
+class DistributedSGD(CompiledSGD):
+    """CompiledSGD where a step's mini-batch is spread over the ranks (each takes its
     positions' part) and the gradient is that of the whole batch's mean loss.
 
     A global batch: an epoch has ceil(N / batch_size) steps, N the positions of

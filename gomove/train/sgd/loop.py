@@ -15,7 +15,7 @@ Terms:
   k, v too.
 - engine: the data decides. gomove.data.flat.FlatData (what the experiment
   builds when ``flat`` is true, on the CPU) trains by compiled loops over the
-  flat candidates (gomove.train.sgd.compiled.FlatSGD); a BatchLoader or a list of
+  flat candidates (gomove.train.sgd.compiled.CompiledSGD); a BatchLoader or a list of
   Batches by torch over padded batches, on any device. Both minimize the same
   objective with the same optimizer; the flat engine computes in float64
   and is several times faster, and there the sampled gradient's backward
@@ -59,8 +59,8 @@ from gomove.train.mm.fit import train_mm
 from gomove.train.mm.loop import MMPasses
 from gomove.train.monitor import Validate, report_row
 from gomove.train.resume import Resume
-from gomove.train.sgd.compiled import FlatSGD
-from gomove.train.sgd.distributed import DistributedFlatSGD
+from gomove.train.sgd.compiled import CompiledSGD
+from gomove.train.sgd.distributed import DistributedSGD
 from gomove.train.world import World
 
 if TYPE_CHECKING:
@@ -101,6 +101,13 @@ class _Shuffled:
     def __iter__(self):
         for i in self.rng.permutation(len(self.batches)):
             yield self.batches[i]
+
+
+def positions_of(data: Iterable[Batch]) -> int:
+    """The positions an epoch of padded batches visits (what ``shuffled`` counts)."""
+    if isinstance(data, BatchLoader):
+        return len(data)
+    return sum(len(b) for b in data)
 
 
 def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> tuple[Iterable[Batch], int]:
@@ -228,19 +235,22 @@ def train_sgd(
         (total,) = world.sum(data.n_positions)
         n_positions = int(total)
     else:
-        batches, n_positions = shuffled(data, cfg)
+        data = data if isinstance(data, BatchLoader) else list(data)  # counted, then shuffled
+        n_positions = positions_of(data)
     if n_positions == 0:
         raise ValueError("no training positions")
-    if cfg.l2_positions is not None:
-        cfg = cfg.l2_for(n_positions)
-        log.info("L2 for %d positions: lambda_w %.3g, lambda_v %.3g",
-                 n_positions, cfg.lambda_w, cfg.lambda_v)  # fmt: skip
-    steps: FlatSGD | _PaddedSteps
+    if cfg.l2_positions is not None or cfg.batch_size is None:
+        cfg = cfg.for_positions(n_positions)
+        log.info("for %d positions: lambda_w %.3g, lambda_v %.3g, batch_size %d",
+                 n_positions, cfg.lambda_w, cfg.lambda_v, cfg.batch_size)  # fmt: skip
+    if not flat:
+        batches, _ = shuffled(data, cfg)
+    steps: CompiledSGD | _PaddedSteps
     if flat:
         if world.distributed:
-            steps = DistributedFlatSGD(model, data, cfg, world)
+            steps = DistributedSGD(model, data, cfg, world)
         else:
-            steps = FlatSGD(model, data, cfg)
+            steps = CompiledSGD(model, data, cfg)
     else:
         steps = _PaddedSteps(model, batches, n_positions, cfg, device)
 
@@ -289,7 +299,7 @@ def train_sgd(
 def _save(
     checkpoint: Resume | None,
     model: FactorizationBT,
-    steps: FlatSGD | _PaddedSteps,
+    steps: CompiledSGD | _PaddedSteps,
     history: list[dict[str, Any]],
     seen: int,
 ) -> None:
@@ -313,7 +323,7 @@ class _PaddedSteps:
     """The padded path: torch losses over Batches, autograd and torch.optim, any device.
 
     Iterating gives one epoch of Batches; ``measure`` and ``step`` return
-    (objective, sum of log P(expert move), positions) as FlatSGD's do.
+    (objective, sum of log P(expert move), positions) as CompiledSGD's do.
     """
 
     def __init__(

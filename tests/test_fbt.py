@@ -293,7 +293,7 @@ def test_fbt_typo_fails_clearly():
     "model, extra", [("fbt", []), ("lfr", []), ("fbt", ["model.flat=false", "sample=3"])]
 )
 def test_train_then_evaluate(games, tmp_path, model, extra):  # noqa: F811
-    """A tiny run (the flat engine, and the padded one) writes metrics.json,
+    """A tiny run (the compiled engine, and the padded one) writes metrics.json,
     gammas.md (with |v|) and a checkpoint that rebuilds the model (same k) and
     scores the test set identically."""
     common = [

@@ -13,7 +13,7 @@ Invariants checked:
   the loss; init "mm" goes through MM's numba engine over the same arrays;
 - FlatData.from_dataset holds what the padded loader yields, and the
   same model scores both alike;
-- ``model=fbt`` / ``model=lfr`` select the flat engine (``model.flat``).
+- ``model=fbt`` / ``model=lfr`` select the compiled engine (``model.flat``).
 """
 
 from __future__ import annotations

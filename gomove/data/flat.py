@@ -1,4 +1,5 @@
-"""FlatData: the training positions held flat, the one layout every flat engine reads.
+"""FlatData: the training positions held flat, the one layout every compiled and tensor engine
+reads.
 
 The padded path (gomove.data.loader.BatchLoader) pads every batch to
 [B, M, G]; here every candidate of every position is held once, back to back,

@@ -250,7 +250,7 @@ def bench_fbt(
     engines: tuple[str, ...] = ("flat", "padded"),
 ) -> list[dict]:
     """FBT training speed, positions (and candidates) per second over one SGD epoch:
-    full gradient, sampled (S = 10, 30) and LFR, on the flat engine (CPU,
+    full gradient, sampled (S = 10, 30) and LFR, on the compiled engine (CPU,
     gomove.train.sgd.compiled) and the padded torch path (CPU, and CUDA when
     present). The epoch's time excludes loading and the untimed first pass.
     batch_size: positions per step (None: the auto batch of the data's positions,

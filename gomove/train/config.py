@@ -52,7 +52,7 @@ class ModelConfig:
     name: the model, a key of gomove.train.specs.MODELS.
     seed: seeds the model's training (the yaml reads the top-level ``seed``).
     flat: train on the flat layout (gomove.data.flat.FlatData) with the model's
-        flat engine where it has one for the device (ModelSpec.flat_devices);
+        engine over it where it has one for the device (ModelSpec.flat_devices);
         false, or another device: padded batches streamed from the shards.
     """
 

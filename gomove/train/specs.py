@@ -88,9 +88,9 @@ Fit = Callable[[Any, TrainData, TrainContext], tuple[MoveModel, History]]
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One model name: config schema, model class, trainer, flat engine (module docstring).
+    """One model name: config schema, model class, trainer, engines (module docstring).
 
-    flat_devices: the device types whose flat engine the trainer has (None: every
+    flat_devices: the device types whose engine over the flat layout the trainer has (None: every
     device); with ``flat`` on elsewhere, padded batches.
     """
 
@@ -123,12 +123,16 @@ class ModelSpec:
             log.info("training set in memory: %.2f GB", data.nbytes() / 1e9)
             return data
         if cfg.flat:
-            log.info("model.flat: %s has no flat engine on %s; padded batches", self.name, device)
+            log.info(
+                "model.flat: %s has no engine over the flat layout on %s; padded batches",
+                self.name,
+                device,
+            )
         return BatchLoader(ds, batch_size=batch_size, in_memory=True)
 
 
 def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
-    """Coulom's MM (gomove.train.mm.fit) over the flat engine of the device or padded batches."""
+    """Coulom's MM (gomove.train.mm.fit) on the flat layout or on padded batches."""
     reg = ctx.registry
     if isinstance(data, FlatData):
         engine: MMPasses = flat_mm(data, ctx.device, cfg.team_dtype)

@@ -1,6 +1,6 @@
 """MM's padded engine: the statistics of streamed padded Batches in torch, on any device.
 
-The oracle the flat engines (gomove.train.mm.compiled, gomove.train.mm.tensor) are
+The oracle the flat-layout engines (gomove.train.mm.compiled, gomove.train.mm.tensor) are
 checked against. Terms (W_i, denominator_i, C_ij, E_j) as in gomove.models.mm.
 """
 

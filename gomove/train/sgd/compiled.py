@@ -2,7 +2,7 @@
 
 The padded path (gomove.train.sgd.loop over gomove.data.loader.BatchLoader) pads
 every batch to [B, M, G] and runs torch; here the training set is held flat
-(gomove.data.flat.FlatData, the layout MM's flat engines read too), and a
+(gomove.data.flat.FlatData, the layout MM's engines read too), and a
 step is two compiled loops (gomove.train.sgd.kernels), no padding and no
 batch building:
 
@@ -61,7 +61,7 @@ class CompiledSGD:
 
     def __init__(self, model: FactorizationBT, data: FlatData, cfg: SGDConfig) -> None:
         if model.w.device.type != "cpu":
-            raise ValueError("the flat engine runs on the CPU; use padded batches on CUDA")
+            raise ValueError("the compiled engine runs on the CPU; use padded batches on CUDA")
         if model.n_features < data.min_features:
             raise ValueError(
                 f"the data index {data.min_features} features, the model has {model.n_features}"

@@ -17,7 +17,7 @@ Terms:
   builds when ``flat`` is true, on the CPU) trains by compiled loops over the
   flat candidates (gomove.train.sgd.compiled.CompiledSGD); a BatchLoader or a list of
   Batches by torch over padded batches, on any device. Both minimize the same
-  objective with the same optimizer; the flat engine computes in float64
+  objective with the same optimizer; the compiled engine computes in float64
   and is several times faster, and there the sampled gradient's backward
   costs O(S) per position instead of O(M).
 
@@ -194,7 +194,7 @@ def train_sgd(
 ) -> tuple[FactorizationBT, list[dict[str, Any]]]:
     """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
 
-    data: FlatData (the flat engine, CPU), a BatchLoader (re-made shuffled,
+    data: FlatData (the compiled engine, CPU), a BatchLoader (re-made shuffled,
     see ``shuffled``) or a list of Batches. Row 0 is the start (one no-grad
     pass); every row has iter (the epoch), loss (the objective: mean loss +
     L2, averaged over the epoch's batches as training went), log_likelihood
@@ -218,9 +218,11 @@ def train_sgd(
     flat = isinstance(data, FlatData)
     world = world or World()
     if world.distributed and not flat:
-        raise ValueError("several processes train fbt/lfr on the flat engine: CPU, model.flat=true")
+        raise ValueError(
+            "several processes train fbt/lfr on the compiled engine: CPU, model.flat=true"
+        )
     if flat and device.type != "cpu":
-        raise ValueError(f"the flat engine runs on the CPU, not {device}: give padded batches")
+        raise ValueError(f"the compiled engine runs on the CPU, not {device}: give padded batches")
     state = checkpoint.load() if checkpoint is not None else None
     init_cfg = cfg
     if state is not None:  # the saved parameters replace any init: no MM to run first
@@ -264,7 +266,7 @@ def train_sgd(
         seen = 0  # positions trained on (the schedule's clock)
         _save(checkpoint, model, steps, history, seen)
     else:
-        model.load_state_dict(state["model"])  # in place: the flat engine's views follow
+        model.load_state_dict(state["model"])  # in place: the compiled engine's views follow
         steps.load_state_dict(state["steps"])
         torch.set_rng_state(state["torch_rng"])
         np.random.set_state(state["numpy_rng"])

@@ -17,8 +17,6 @@ Two passes in a row in the tree end the game there: it is scored as it stands.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 import numpy as np
 from numba import njit
 
@@ -61,34 +59,6 @@ PRIOR_MIN = 12  # children below this probability get no eqex wins
 N_PARAMS = 13
 
 MAX_DEPTH = 2048
-
-
-class SearchRoot(NamedTuple):
-    """The position simulate searches from."""
-
-    node: int  # its node in the tree
-    board: Board  # its position (left unchanged)
-    color: int  # the colour to move there
-    passes: int  # the consecutive passes that led to it (two: the game is over)
-    komi: float  # the komi of the score
-
-
-class Playouts(NamedTuple):
-    """What plays the simulations' moves (the playout driver's policy hooks)."""
-
-    policy: Any  # the playout policy (driver.UNIFORM, a pattern player)
-    state: Any  # its working state: policy_state(policy, root board)
-    rng: np.ndarray  # uint64[1] the random state (driver.new_rng), selection's ties too
-    replies: np.ndarray  # the last good replies the simulations learn into (pattern.replies;
-    # shape [2, 0]: none)
-
-
-class SimBuffers(NamedTuple):
-    """The boards and counts simulate works in and leaves its results in."""
-
-    scratch: Board  # a board of the root board's shape, each simulation's game
-    pending: Board  # the position of the leaf a simulation stopped at for a promotion
-    owner_counts: np.ndarray  # int64[3, size*size], +1 per simulation at [final owner, point]
 
 
 @njit(cache=True)
@@ -175,20 +145,31 @@ def select_child(t: Tree, node: int, params: np.ndarray, schedule: np.ndarray, r
 @njit(cache=True)
 def simulate(
     t: Tree,
-    at: SearchRoot,
+    root: int,
+    root_board: Board,
+    root_color: int,
+    root_passes: int,
+    komi: float,
     n_sims: int,
     params: np.ndarray,
     schedule: np.ndarray,
-    playouts: Playouts,
-    buffers: SimBuffers,
+    policy,
+    state,
+    scratch: Board,
+    rng: np.ndarray,
+    owner_counts: np.ndarray,
+    pending_board: Board,
+    replies: np.ndarray,
 ) -> int:
-    """Run up to n_sims simulations from the root at (its node, position, colour to
-    move, passes before it and komi); returns the number completed, fewer when one
-    stopped for a promotion (info[PENDING], its position in buffers.pending).
+    """Run up to n_sims simulations from root (its position root_board, root_color to
+    move, after root_passes consecutive passes); returns the number completed, fewer
+    when one stopped for a promotion (info[PENDING], its position in pending_board).
+
+    state: policy_state(policy, root_board). owner_counts: int64[3, size*size], +1 per
+    simulation at [final owner, point]. scratch: a board of root_board's shape.
+    replies: the last good replies the simulations learn into (pattern.replies;
+    shape [2, 0]: none).
     """
-    root, root_board, root_color, root_passes, komi = at
-    policy, state, rng, replies = playouts
-    scratch, pending_board, owner_counts = buffers
     size = root_board.info[SIZE]
     npts = size * size
     max_moves = int(params[MAX_MOVES])

@@ -41,9 +41,6 @@ from gomove.play.search.kernels import (
     PW_SINCE_PROMOTION,
     RAVE,
     RAVE_K,
-    Playouts,
-    SearchRoot,
-    SimBuffers,
     simulate,
     tree_moves,
 )
@@ -265,10 +262,9 @@ class Search:
         t = self.tree
         params = self._params(size)
         state = start_state(self.player, board)
+        scratch = copy_board(board)
+        pending = copy_board(board)
         owner_counts = np.zeros((3, size * size), np.int64)
-        at = SearchRoot(self.root, board, int(color), int(passes), float(komi))
-        playouts = Playouts(self.player, state, self.rng, self.replies)
-        buffers = SimBuffers(copy_board(board), copy_board(board), owner_counts)
         done = 0
         promotions = 0
         while True:
@@ -277,10 +273,14 @@ class Search:
             if seconds is not None and time.perf_counter() - start >= seconds:
                 break
             want = cfg.chunk if sims is None else min(cfg.chunk, sims - done)
-            done += simulate(t, at, int(want), params, self.schedule, playouts, buffers)
+            done += simulate(
+                t, self.root, board, int(color), int(passes), float(komi), int(want), params,
+                self.schedule, self.player, state, scratch, self.rng, owner_counts, pending,
+                self.replies,
+            )  # fmt: skip
             node = int(t.info[PENDING])
             if node >= 0:
-                self._promote(node, buffers.pending)
+                self._promote(node, pending)
                 promotions += 1
         return self._result(
             board, color, komi, done, time.perf_counter() - start, owner_counts, promotions

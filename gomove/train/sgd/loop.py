@@ -104,14 +104,14 @@ class _Shuffled:
 
 
 def positions_of(data: Iterable[Batch]) -> int:
-    """The positions an epoch of padded batches visits (what ``shuffled`` counts)."""
+    """The positions an epoch of padded batches visits (BatchLoader or a list of Batches)."""
     if isinstance(data, BatchLoader):
         return len(data)
     return sum(len(b) for b in data)
 
 
-def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> tuple[Iterable[Batch], int]:
-    """Training batches for SGD and the number of positions per epoch.
+def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> Iterable[Batch]:
+    """Training batches for SGD (``positions_of`` counts their positions).
 
     A BatchLoader is re-made with cfg.batch_size, shuffle=True and cfg.seed
     (positions shuffled within shards, shards in a random order, per epoch);
@@ -119,7 +119,7 @@ def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> tuple[Iterable[Batch], in
     random order.
     """
     if isinstance(data, BatchLoader):
-        loader = BatchLoader(
+        return BatchLoader(
             data.dataset,
             batch_size=cfg.batch_size,
             shuffle=True,
@@ -128,9 +128,7 @@ def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> tuple[Iterable[Batch], in
             in_memory=data.in_memory,
             max_positions=data.max_positions,
         )
-        return loader, len(loader)
-    batches = list(data)
-    return _Shuffled(batches, cfg.seed), sum(len(b) for b in batches)
+    return _Shuffled(list(data), cfg.seed)
 
 
 def initial_model(
@@ -246,7 +244,7 @@ def train_sgd(
         log.info("for %d positions: lambda_w %.3g, lambda_v %.3g, batch_size %d",
                  n_positions, cfg.lambda_w, cfg.lambda_v, cfg.batch_size)  # fmt: skip
     if not flat:
-        batches, _ = shuffled(data, cfg)
+        batches = shuffled(data, cfg)
     steps: CompiledSGD | _PaddedSteps
     if flat:
         if world.distributed:
@@ -336,7 +334,7 @@ class _PaddedSteps:
         cfg: SGDConfig,
         device: torch.device,
     ) -> None:
-        """batches, n_positions: as ``shuffled`` gives them."""
+        """batches: as ``shuffled`` gives them; n_positions: ``positions_of`` them."""
         self.model, self.cfg, self.device = model, cfg, device
         self.batches, self.n_positions = batches, n_positions
         self.sample_gen = torch.Generator(device=device).manual_seed(cfg.seed)

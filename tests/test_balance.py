@@ -41,7 +41,13 @@ from gomove.train.balance.fit import (
     playout_error,
     playout_values,
 )
-from gomove.train.balance.gradient import add_score_function, balance_games, zero_gradient
+from gomove.train.balance.gradient import (
+    Games,
+    Reinforce,
+    add_score_function,
+    balance_games,
+    zero_gradient,
+)
 
 
 def some_policy(seed: int = 0) -> PatternPolicy:
@@ -123,8 +129,8 @@ def test_balance_games_outcomes_are_run_playouts(sgf_dir):
     scores, _ = policy.run_playouts(b, color, 7.5, 40, seed=9)
     wins = np.zeros(40)
     g = zero_gradient(policy.tables())
-    balance_games(b, color, 7.5, 40, np.uint64(9), default_max_moves(9), policy.player(), wins, g,
-                  0.0, 0.0)  # fmt: skip
+    games = Games(40, np.uint64(9), default_max_moves(9), 7.5)
+    balance_games(b, color, games, policy.player(), wins, Reinforce(g, 0.0, 0.0))
     assert wins.tolist() == (scores > 0).astype(float).tolist()
     assert all((a == 0).all() for a in g)  # weight 0: no gradient
 

@@ -127,17 +127,19 @@ def test_draw_follows_the_playout_gammas():
     weight = np.array([policy_gamma(b, p, BLACK, last, ko, t) for p in good])
     s = new_state(b)
     init_gammas(b, t, s)
+    player = policy.player(local=1.0)._replace(local_gamma=min_gamma)
     n = 20_000
     rng = np.array([12345], np.uint64)
     hits = {p: 0 for p in good}
     for _ in range(n):
-        move = local_move(b, BLACK, last, last2, ko, t, s, min_gamma, 0, rng)
+        move = local_move(b, BLACK, last, last2, ko, player, s, rng)
         assert move in hits
         hits[move] += 1
     observed = np.array([hits[p] for p in good])
     assert chi_square_p(observed, n * weight / weight.sum()) > 1e-3
     # a threshold no shape reaches: no answer
-    assert local_move(b, BLACK, last, last2, ko, t, s, 1e300, 0, rng) == -1
+    never = player._replace(local_gamma=1e300)
+    assert local_move(b, BLACK, last, last2, ko, never, s, rng) == -1
 
 
 def answered_game(policy: PatternPolicy, start: Board, color: int, seed: int, local_min: float):

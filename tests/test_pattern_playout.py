@@ -51,7 +51,7 @@ from gomove.board.board import (
 )
 from gomove.board.coords import NO_MOVE, PASS
 from gomove.experiment.run import run
-from gomove.features.levels import last_string, new_atari_heads
+from gomove.features.levels import last_move
 from gomove.features.light import (
     LIGHT_LEVELS,
     N_RAW,
@@ -274,10 +274,9 @@ def checked_position(policy: PatternPolicy):
     t = player.tables
     last, ko = int(b.info[LAST]), int(b.info[KO])
     s.gen[0] += 1
-    na = new_atari_heads(b.color, b.head, b.libs, 9, BLACK, last)
-    last_head = last_string(b.color, b.head, BLACK, last)
-    nh, ncont = collect_hot(b, BLACK, last, ko, int(s.gen[0]), na, s, t)
-    hot_total = hot_gammas(b, BLACK, ko, nh, ncont, na, last_head, s, t)
+    lm = last_move(b.color, b.head, b.libs, 9, BLACK, last)
+    nh, ncont = collect_hot(b, BLACK, last, ko, int(s.gen[0]), lm.na, s, t)
+    hot_total = hot_gammas(b, BLACK, ko, nh, ncont, lm, s, t)
     return b, BLACK, last, ko, t, s, nh, hot_total
 
 

@@ -43,9 +43,7 @@ from gomove.playout.policy import PatternPolicy
 
 def fast(b: Board, color: int, last: int) -> set[int]:
     out = np.zeros(b.color.shape[0], np.int64)
-    n = tactical_moves(
-        b.color, b.head, b.nxt, b.libs, b.mark, b.info, int(b.info[W]), color, last, out
-    )
+    n = tactical_moves(b, color, last, out)
     moves = out[:n].tolist()
     assert len(moves) == len(set(moves)), "a tactical move listed twice"
     return set(moves)

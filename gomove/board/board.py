@@ -210,9 +210,10 @@ def string_libs(b: Board, h: int, out: np.ndarray) -> int:
 
 
 # ---- moves ------------------------------------------------------------------------
-# The move kernels work on the board's arrays, unpacked: the playouts call them
-# in their move loops, where numba's reference counting of every Board field
-# read cost more than the move itself. The Board forms below unpack and call them.
+# The move kernels take the Board and unpack its arrays once, at their top: the
+# playouts call them in their move loops, where numba's reference counting of
+# every Board field read cost more than the move itself (those loops are compiled
+# without it). The Board forms below call them.
 
 
 @njit(cache=True, inline="always")
@@ -234,10 +235,9 @@ def _merge_arrays(head, nxt, nstones, a: int, c: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def place_stone_arrays(
-    bc, head, nxt, libs, nstones, mark, info, zhash, loc: int, color: int
-) -> tuple[int, int]:
-    """place_stone on the board's arrays (bc = b.color)."""
+def place_stone_arrays(b: Board, loc: int, color: int) -> tuple[int, int]:
+    """place_stone on the board's arrays, unpacked once (bc = b.color)."""
+    bc, head, nxt, libs, nstones, mark, info, zhash, _ = b
     w = info[W]
     opp = 3 - color
     bc[loc] = color
@@ -307,9 +307,7 @@ def place_stone(b: Board, loc: int, color: int) -> tuple[int, int]:
 
     Returns (stones captured, loc of one captured stone or -1).
     """
-    return place_stone_arrays(
-        b.color, b.head, b.nxt, b.libs, b.nstones, b.mark, b.info, b.zhash, loc, color
-    )
+    return place_stone_arrays(b, loc, color)
 
 
 @njit(cache=True, inline="always")
@@ -373,15 +371,14 @@ def is_superko(b: Board, loc: int, color: int) -> bool:
 
 
 @njit(cache=True, inline="always")
-def play_arrays(bc, head, nxt, libs, nstones, mark, info, zhash, hist, loc: int, color: int) -> int:
-    """play on the board's arrays (bc = b.color)."""
+def play_arrays(b: Board, loc: int, color: int) -> int:
+    """play on the board's arrays, unpacked once."""
+    head, libs, nstones, info, zhash, hist = b.head, b.libs, b.nstones, b.info, b.zhash, b.hist
     captured = 0
     info[KO] = -1
     info[KO_CAPTURED] = 0
     if loc != PASS:
-        captured, cap_loc = place_stone_arrays(
-            bc, head, nxt, libs, nstones, mark, info, zhash, loc, color
-        )
+        captured, cap_loc = place_stone_arrays(b, loc, color)
         h = head[loc]
         if captured == 1 and nstones[h] == 1 and libs[h] == 1:
             info[KO] = cap_loc
@@ -403,9 +400,7 @@ def play(b: Board, loc: int, color: int) -> int:
 
     Returns the number of stones captured.
     """
-    return play_arrays(
-        b.color, b.head, b.nxt, b.libs, b.nstones, b.mark, b.info, b.zhash, b.hist, loc, color
-    )
+    return play_arrays(b, loc, color)
 
 
 @njit(cache=True)

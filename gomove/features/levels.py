@@ -20,6 +20,8 @@ Terms:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from numba import njit
 
 from gomove.board.board import adjacent_heads
@@ -28,6 +30,13 @@ CAPTURE_ATARI_DEFENCE = 1
 CAPTURE_RECAPTURE = 2
 CAPTURE_PREVENT_CONNECTION = 3
 CAPTURE_OTHER = 4
+
+
+class LastMove(NamedTuple):
+    """The previous move as the capture and extension levels see it, found once per move."""
+
+    na: tuple[int, int, int, int]  # new_atari_heads for the mover, -1 for none
+    last_head: int  # last_string: the previous move's string when it is the opponent's, else -1
 
 
 @njit(cache=True, inline="always")
@@ -54,15 +63,14 @@ def in_heads(h: int, a0: int, a1: int, a2: int, a3: int) -> bool:
 
 
 @njit(cache=True, inline="always")
-def capture_level(
-    bc, head, nxt, w: int, loc: int, color: int, hh: int,
-    na0: int, na1: int, na2: int, na3: int, last_head: int,
-) -> int:  # fmt: skip
+def capture_level(bc, head, nxt, w: int, loc: int, color: int, hh: int, lm: LastMove) -> int:
     """The capture level (1..4, module docstring) of taking string hh with a move at loc.
 
-    na0..na3: new_atari_heads for color; last_head: the head of the previous
-    move's string when it is an opponent stone, else -1.
+    lm: the previous move for color (lm.na: new_atari_heads, lm.last_head: the
+    head of the previous move's string when it is an opponent stone, else -1).
     """
+    na0, na1, na2, na3 = lm.na
+    last_head = lm.last_head
     lvl = CAPTURE_OTHER
     if na0 != -1 or na1 != -1 or na2 != -1 or na3 != -1:
         s = hh
@@ -85,15 +93,14 @@ def capture_level(
 
 @njit(cache=True, inline="always")
 def capture_and_extension(
-    bc, head, nxt, libs, w: int, loc: int, color: int,
-    na0: int, na1: int, na2: int, na3: int, last_head: int,
-) -> tuple[int, int]:  # fmt: skip
+    bc, head, nxt, libs, w: int, loc: int, color: int, lm: LastMove
+) -> tuple[int, int]:
     """(capture level 0..4, extension 0/1) of a move at loc (module docstring).
 
     The capture level is the lowest capture_level of the opponent strings in
-    atari next to loc (0: it captures nothing); na0..na3 and last_head as
-    capture_level takes them.
+    atari next to loc (0: it captures nothing); lm as capture_level takes it.
     """
+    na0, na1, na2, na3 = lm.na
     opp = 3 - color
     cap = 0
     ext = 0
@@ -103,9 +110,7 @@ def capture_and_extension(
             if libs[head[nb]] == 1 and in_heads(head[nb], na0, na1, na2, na3):
                 ext = 1
         elif c == opp and libs[head[nb]] == 1:
-            lvl = capture_level(
-                bc, head, nxt, w, loc, color, head[nb], na0, na1, na2, na3, last_head
-            )
+            lvl = capture_level(bc, head, nxt, w, loc, color, head[nb], lm)
             if cap == 0 or lvl < cap:
                 cap = lvl
     return cap, ext
@@ -118,3 +123,10 @@ def last_string(bc, head, color: int, last: int) -> int:
     if last >= 0 and bc[last] == 3 - color:
         return head[last]
     return -1
+
+
+@njit(cache=True, inline="always")
+def last_move(bc, head, libs, w: int, color: int, last: int) -> LastMove:
+    """The previous move last as color's capture and extension levels see it."""
+    na = new_atari_heads(bc, head, libs, w, color, last)
+    return LastMove(na, last_string(bc, head, color, last))

@@ -49,8 +49,7 @@ from gomove.board.board import (
 from gomove.features.levels import (
     CAPTURE_OTHER,
     capture_and_extension,
-    last_string,
-    new_atari_heads,
+    last_move,
 )
 from gomove.features.patterns import S_EMPTY, S_OFF, S_OPP, S_OWN, SYMMETRIES, point_state
 
@@ -178,11 +177,8 @@ def levels_at(
             else:
                 any_own_atari = True
     if last >= 0 and (any_cap or any_own_atari):
-        na0, na1, na2, na3 = new_atari_heads(bc, head, libs, w, color, last)
-        last_head = last_string(bc, head, color, last)
-        cap, ext = capture_and_extension(
-            bc, head, nxt, libs, w, loc, color, na0, na1, na2, na3, last_head
-        )
+        lm = last_move(bc, head, libs, w, color, last)
+        cap, ext = capture_and_extension(bc, head, nxt, libs, w, loc, color, lm)
     elif any_cap:
         cap = CAPTURE_OTHER
     sa = 0

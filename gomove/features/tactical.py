@@ -56,8 +56,7 @@ from gomove.features.levels import (
     CAPTURE_OTHER,
     capture_level,
     in_heads,
-    last_string,
-    new_atari_heads,
+    last_move,
 )
 from gomove.features.patterns import distance
 
@@ -222,8 +221,8 @@ def tactical_levels(
     last2 = b.info[LAST2]
     ko_on_board = b.info[KO] >= 0
     bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
-    na0, na1, na2, na3 = new_atari_heads(bc, head, libs, w, color, last)
-    last_head = last_string(bc, head, color, last)
+    lm = last_move(bc, head, libs, w, color, last)
+    na0, na1, na2, na3 = lm.na
     for i in range(n):
         loc = cands[i]
         for g in range(8):
@@ -248,9 +247,7 @@ def tactical_levels(
                 nl = libs[hh]
                 if nl == 1:
                     # capture of string hh: the shared levels 1..4, 4 split by the ladder
-                    lvl = capture_level(
-                        bc, head, nxt, w, loc, color, hh, na0, na1, na2, na3, last_head
-                    )
+                    lvl = capture_level(bc, head, nxt, w, loc, color, hh, lm)
                     if lvl == CAPTURE_OTHER:
                         if ladder_memo[hh] < 0:
                             ladder_memo[hh] = 1 if ladder_captured(b, hh) else 0

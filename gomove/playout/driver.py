@@ -214,7 +214,7 @@ def uniform_moves(
     empties[:n_empty] lists the empty points, epos[loc] is loc's index there.
     Compiled without numba's reference counting, as gomove.playout.pattern's play_moves.
     """
-    bc, head, nxt, libs, nstones, mark, info, zhash, hist = b
+    bc, head, nxt, libs, _, _, info, _, _ = b
     w = info[W]
     passes = 0
     n_moves = 0
@@ -258,7 +258,7 @@ def uniform_moves(
                         s = nxt[s]
                         if s == hh:
                             break
-        play_arrays(bc, head, nxt, libs, nstones, mark, info, zhash, hist, move, color)
+        play_arrays(b, move, color)
         if n_moves < moves_out.shape[0]:
             moves_out[n_moves] = move
         n_moves += 1

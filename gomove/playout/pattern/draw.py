@@ -21,7 +21,7 @@ from numba import njit
 
 from gomove.board.board import EMPTY, SIZE, WHITE, Board, W, adjacent_strings, first_liberty
 from gomove.board.coords import PASS
-from gomove.features.levels import capture_and_extension
+from gomove.features.levels import LastMove, capture_and_extension
 from gomove.features.light import is_self_atari, levels_at, light_code, self_atari_at
 from gomove.playout.driver import next_random
 from gomove.playout.pattern.state import PatternState
@@ -45,8 +45,11 @@ def big_self_atari(b: Board, loc: int, color: int, limit: int) -> bool:
 
 
 @njit(cache=True, inline="always")
-def gamma_at(bc, head, nxt, libs, w, loc, color, last, ko, t: PolicyTables, with_sa):
-    """policy_gamma on the board's arrays; without the self-atari factor unless with_sa."""
+def gamma_at(b: Board, loc, color, last, ko, t: PolicyTables, with_sa):
+    """policy_gamma on the board's arrays, unpacked once; without the self-atari factor
+    unless with_sa."""
+    bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
+    w = b.info[W]
     if bc[loc] != EMPTY or loc == ko:
         return 0.0
     code, cap, ext, sa, cont = levels_at(bc, head, nxt, libs, w, loc, color, last, with_sa)
@@ -59,7 +62,7 @@ def gamma_at(bc, head, nxt, libs, w, loc, color, last, ko, t: PolicyTables, with
 @njit(cache=True)
 def policy_gamma(b: Board, loc: int, color: int, last: int, ko: int, t: PolicyTables) -> float:
     """The gamma of loc for color to move after last, ko the point color may not take."""
-    return gamma_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last, ko, t, True)
+    return gamma_at(b, loc, color, last, ko, t, True)
 
 
 @njit(cache=True)
@@ -67,7 +70,7 @@ def proposal_gamma(b: Board, loc: int, color: int, last: int, ko: int, t: Policy
     """policy_gamma without the self-atari factor where only the board can tell
     (sa_maybe): v of a hot point, and with last = NO_MOVE and ko = -1 the base gamma."""
     maybe = b.color[loc] == EMPTY and t.sa_maybe[t.level[light_code(b, loc, color)]]
-    return gamma_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color, last, ko, t, not maybe)
+    return gamma_at(b, loc, color, last, ko, t, not maybe)
 
 
 @njit(cache=True, inline="always")
@@ -135,21 +138,19 @@ def collect_hot(b: Board, color: int, last: int, ko: int, gen: int, na, s: Patte
 
 @njit(cache=True, inline="always")
 def hot_gammas(
-    b: Board, color: int, ko: int, nh: int, ncont: int, na, last_head: int, s: PatternState, t
+    b: Board, color: int, ko: int, nh: int, ncont: int, lm: LastMove, s: PatternState, t
 ) -> float:
     """v of each hot point into s.hotval, max(v - base, 0) into s.extra; return their sum.
 
     v multiplies the gammas of the levels in gamma_at's order, so it rounds as
     policy_gamma does; the capture and extension levels are those of
-    features/levels.py, as light.levels_at has them (na, last_head: the new
-    atari heads and the previous move's string, levels.new_atari_heads and
-    levels.last_string).
+    features/levels.py, as light.levels_at has them (lm: the previous move,
+    levels.last_move).
     """
     bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
     w = b.info[W]
     gam = s.gam
     ci = color - 1
-    na0, na1, na2, na3 = na
     total = 0.0
     for i in range(nh):
         p = s.pts[i]
@@ -162,9 +163,7 @@ def hot_gammas(
             # no string in atari next to p: only contiguity differs from the base
             v = g * t.contiguity[1] if cont else g
         else:
-            cap, ext = capture_and_extension(
-                bc, head, nxt, libs, w, p, color, na0, na1, na2, na3, last_head
-            )
+            cap, ext = capture_and_extension(bc, head, nxt, libs, w, p, color, lm)
             if color == WHITE:
                 k = np.int64(t.swap[k])
             sa = 1 if t.sa_sure[k] else 0

@@ -79,15 +79,25 @@ def local_candidates(
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def local_move(
-    b: Board, color: int, last: int, last2: int, ko: int, t: PolicyTables, s: PatternState,
-    min_gamma: float, sa_limit: int, rng: np.ndarray,
+    b: Board, color: int, last: int, last2: int, ko: int, player, s: PatternState,
+    rng: np.ndarray,
 ) -> int:  # fmt: skip
     """Moggy's answer by shape (module docstring), or -1 when there is none.
 
-    The weights go to s.extra, which the draw rewrites before it reads it.
+    player: the playout's playout.PatternPlayer (not imported: playout.py imports
+    this module); a good shape's 3x3 gamma is at least player.local_gamma, and a
+    big self-atari of more than player.selfatari_max stones weighs nothing
+    (draw.exact_gamma).
+
+    The weights go to s.extra, which the draw rewrites before it reads it. Compiled
+    without reference counting (it allocates nothing), as play_moves, which calls it:
+    its Board and table field reads would otherwise cost two atomic counts each.
     """
+    t = player.tables
+    min_gamma = player.local_gamma
+    sa_limit = np.int64(player.selfatari_max)
     n = local_candidates(b, color, last, last2, ko, t, s, min_gamma)
     total = 0.0
     for i in range(n):

@@ -22,7 +22,7 @@ from numba.extending import overload
 
 from gomove.board.board import KO, LAST, LAST2, SIZE, Board, W, play_arrays
 from gomove.board.coords import PASS
-from gomove.features.levels import last_string, new_atari_heads
+from gomove.features.levels import last_move
 from gomove.playout.driver import (
     is_policy,
     policy_moves,
@@ -77,21 +77,13 @@ def play_moves(
     color: int,
     rng: np.ndarray,
     max_moves: int,
-    t: PolicyTables,
+    player: PatternPlayer,
     s: PatternState,
     moves_out: np.ndarray,
-    check: bool,
-    errors: np.ndarray,
-    replies: np.ndarray,
-    tactics: float,
-    nakade: float,
-    selfatari_max: int = 0,
-    local: float = 0.0,
-    local_gamma: float = 0.0,
 ) -> int:
-    """The move loop of a pattern-policy game on b, s holding b's base gammas;
-    returns the number of moves played. A move answers the previous one by its
-    playable last good reply when replies holds one, else, with probability
+    """The move loop of a pattern-policy game of player on b, s holding b's base
+    gammas; returns the number of moves played. A move answers the previous one by
+    its playable last good reply when replies holds one, else, with probability
     tactics, by a tactical move when there is one, else, with probability nakade,
     by the vital point of the eye space next to it when there is one, else, with
     probability local, by a good shape next to it or to the move before
@@ -102,9 +94,10 @@ def play_moves(
     its caller holds every array): counting references at every read of a
     Board, table or state field cost five times the rest of the work.
     """
+    t, check, errors, replies, tactics, nakade, selfatari_max, local, _ = player
     size = b.info[SIZE]
     w = b.info[W]
-    bc, head, nxt, libs, nstones, bmark, info, zhash, hist = b
+    bc, head, _, libs, _, _, info, _, _ = b
     sa_limit = np.int64(selfatari_max)
     rows = s.rows
     sa_max, sa_yes, sa_no = self_atari_scale(t)
@@ -117,19 +110,18 @@ def play_moves(
         ko = info[KO]
         move = playable_reply(replies, bc, head, libs, info, w, color, last, info[LAST2])
         if move < 0 and tactics > 0.0 and (tactics >= 1.0 or uniform01(rng) < tactics):
-            nt = tactical_moves(bc, head, nxt, libs, bmark, info, w, color, last, s.tact)
+            nt = tactical_moves(b, color, last, s.tact)
             if nt > 0:
                 move = s.tact[random_below(rng, nt)]
         if move < 0 and nakade > 0.0 and (nakade >= 1.0 or uniform01(rng) < nakade):
             move = nakade_move(bc, head, libs, info, w, color, last, s.tact)
         if move < 0 and local > 0.0 and (local >= 1.0 or uniform01(rng) < local):
-            move = local_move(b, color, last, info[LAST2], ko, t, s, local_gamma, sa_limit, rng)
+            move = local_move(b, color, last, info[LAST2], ko, player, s, rng)
         if move < 0:
             gen += 1
-            na = new_atari_heads(bc, head, libs, w, color, last)
-            last_head = last_string(bc, head, color, last)
-            nh, ncont = collect_hot(b, color, last, ko, gen, na, s, t)
-            hot_total = hot_gammas(b, color, ko, nh, ncont, na, last_head, s, t)
+            lm = last_move(bc, head, libs, w, color, last)
+            nh, ncont = collect_hot(b, color, last, ko, gen, lm.na, s, t)
+            hot_total = hot_gammas(b, color, ko, nh, ncont, lm, s, t)
             if check:
                 s.gen[0] = gen
                 errors[0] += check_gammas(b, color, last, ko, t, s, nh, hot_total)
@@ -153,7 +145,7 @@ def play_moves(
                 move = draw_exact(b, color, last, ko, t, rng, sa_limit)
         if move == PASS:
             passes += 1
-            play_arrays(bc, head, nxt, libs, nstones, bmark, info, zhash, hist, PASS, color)
+            play_arrays(b, PASS, color)
         else:
             passes = 0
             play_and_update(b, move, color, s, t)
@@ -198,23 +190,7 @@ def _pattern_moves(policy, state, b, color, rng, max_moves, moves_out):
 
         def impl(policy, state, b, color, rng, max_moves, moves_out):
             s, _ = state
-            return play_moves(
-                b,
-                color,
-                rng,
-                max_moves,
-                policy.tables,
-                s,
-                moves_out,
-                policy.check,
-                policy.errors,
-                policy.replies,
-                policy.tactics,
-                policy.nakade,
-                policy.selfatari_max,
-                policy.local,
-                policy.local_gamma,
-            )
+            return play_moves(b, color, rng, max_moves, policy, s, moves_out)
 
         return impl
     return None
@@ -227,8 +203,7 @@ def _pattern_play(policy, state, b, loc, color):
         def impl(policy, state, b, loc, color):
             s, _ = state
             if loc == PASS:
-                bc, head, nxt, libs, nstones, bmark, info, zhash, hist = b
-                play_arrays(bc, head, nxt, libs, nstones, bmark, info, zhash, hist, PASS, color)
+                play_arrays(b, PASS, color)
             else:
                 play_and_update(b, loc, color, s, policy.tables)
 

@@ -180,7 +180,7 @@ def init_gammas(b: Board, t: PolicyTables, s: PatternState) -> None:
 @njit(cache=True, inline="always")
 def play_and_update(b: Board, move: int, color: int, s: PatternState, t: PolicyTables):
     """Play move (a point, legal) for color and update the base gammas (package docstring)."""
-    bc, head, nxt, libs, nstones, bmark, info, zhash, hist = b
+    bc, head, nxt, libs, _, _, info, _, _ = b
     w = info[W]
     opp = 3 - color
     heads = s.heads
@@ -208,7 +208,7 @@ def play_and_update(b: Board, move: int, color: int, s: PatternState, t: PolicyT
             st = nxt[st]
             if st == heads[i]:
                 break
-    play_arrays(bc, head, nxt, libs, nstones, bmark, info, zhash, hist, move, color)
+    play_arrays(b, move, color)
     for p in (
         move - w - 1,
         move - w,

@@ -40,6 +40,8 @@ from gomove.board.board import (
     EMPTY,
     MARKGEN,
     WHITE,
+    Board,
+    W,
     first_liberty,
     is_legal_arrays,
     liberty_walk,
@@ -61,8 +63,10 @@ def _add(out, n: int, m: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def _add_captures_next_to(bc, head, nxt, libs, w: int, h: int, color: int, out, n: int) -> int:
+def _add_captures_next_to(b: Board, h: int, color: int, out, n: int) -> int:
     """Add the liberty of every string of color's opponent in atari next to string h."""
+    bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
+    w = b.info[W]
     opp = 3 - color
     s = h
     while True:
@@ -88,36 +92,40 @@ def _touches_atari(bc, head, nxt, libs, w: int, h: int, color: int) -> bool:
 
 
 @njit(cache=True, inline="always")
-def _decisive(bc, head, nxt, libs, mark, info, w: int, color: int, a: int, b: int) -> bool:
-    """Is color's move at a a decisive atari on the opponent's string with liberties a, b?"""
+def _decisive(b: Board, color: int, x: int, y: int) -> bool:
+    """Is color's move at x a decisive atari on the opponent's string with liberties x, y?"""
+    bc, head, nxt, libs, mark, info = b.color, b.head, b.nxt, b.libs, b.mark, b.info
+    w = info[W]
     opp = 3 - color
-    for nb in (a - w, a - 1, a + 1, a + w):
+    for nb in (x - w, x - 1, x + 1, x + w):
         if bc[nb] == opp and libs[head[nb]] == 1:
-            return False  # a captures
-    if libs_after_arrays(bc, head, nxt, libs, mark, info, a, color) < 2:
+            return False  # x captures
+    if libs_after_arrays(bc, head, nxt, libs, mark, info, x, color) < 2:
         return False
-    # after a, only our strings in atari before it can be in atari, and none touches a
-    for nb in (b - w, b - 1, b + 1, b + w):
+    # after x, only our strings in atari before it can be in atari, and none touches x
+    for nb in (y - w, y - 1, y + 1, y + w):
         if bc[nb] == color and libs[head[nb]] == 1:
-            return False  # their b captures
+            return False  # their y captures
     info[MARKGEN] += 1
     gen = info[MARKGEN]
-    mark[a] = gen  # ours now
-    mark[b] = gen  # theirs now
+    mark[x] = gen  # ours now
+    mark[y] = gen  # theirs now
     n = 0
-    for nb in (b - w, b - 1, b + 1, b + w):
+    for nb in (y - w, y - 1, y + 1, y + w):
         if bc[nb] == EMPTY and mark[nb] != gen:
             mark[nb] = gen
             n += 1
-    for nb in (b - w, b - 1, b + 1, b + w):
+    for nb in (y - w, y - 1, y + 1, y + w):
         if bc[nb] == opp:
             n += liberty_walk(bc, nxt, mark, w, head[nb], gen, mark[:0])
     return n <= 1
 
 
 @njit(cache=True, inline="always")
-def _add_extensions(bc, head, nxt, libs, mark, info, w: int, color: int, h: int, out, n: int):
+def _add_extensions(b: Board, color: int, h: int, out, n: int):
     """Add each liberty of color's string h (one or two) that leaves it three or more."""
+    bc, head, nxt, libs, mark, info = b.color, b.head, b.nxt, b.libs, b.mark, b.info
+    w = info[W]
     x = first_liberty(bc, nxt, w, h, -1)
     y = first_liberty(bc, nxt, w, h, x)
     for lib in (x, y):
@@ -127,22 +135,25 @@ def _add_extensions(bc, head, nxt, libs, mark, info, w: int, color: int, h: int,
 
 
 @njit(cache=True, inline="always")
-def _in_danger(bc, head, nxt, libs, mark, info, w: int, color: int, h: int) -> bool:
+def _in_danger(b: Board, color: int, h: int) -> bool:
     """Has the opponent a decisive atari on color's string h of two liberties?"""
+    bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
+    w = b.info[W]
     opp = 3 - color
     if _touches_atari(bc, head, nxt, libs, w, h, opp):
         return False  # we could capture instead
     x = first_liberty(bc, nxt, w, h, -1)
     y = first_liberty(bc, nxt, w, h, x)
-    return _decisive(bc, head, nxt, libs, mark, info, w, opp, x, y) or _decisive(
-        bc, head, nxt, libs, mark, info, w, opp, y, x
-    )
+    return _decisive(b, opp, x, y) or _decisive(b, opp, y, x)
 
 
-@njit(cache=True)
-def tactical_moves(bc, head, nxt, libs, mark, info, w: int, color: int, last: int, out) -> int:
+@njit(cache=True, _nrt=False)
+def tactical_moves(b: Board, color: int, last: int, out) -> int:
     """Write color's tactical moves after the opponent's move last (module docstring)
-    into out (each once, up to len(out)); return how many there are."""
+    into out (each once, up to len(out)); return how many there are. Compiled without
+    reference counting (it allocates nothing), as local.local_move."""
+    bc, head, nxt, libs, info = b.color, b.head, b.nxt, b.libs, b.info
+    w = info[W]
     if last < 0 or bc[last] != 3 - color:
         return 0
     n = 0
@@ -161,18 +172,18 @@ def tactical_moves(bc, head, nxt, libs, mark, info, w: int, color: int, last: in
             continue
         k = libs[h]
         if c == color and k == 1:
-            n = _add_captures_next_to(bc, head, nxt, libs, w, h, color, out, n)
-            n = _add_extensions(bc, head, nxt, libs, mark, info, w, color, h, out, n)
-        elif c == color and k == 2 and _in_danger(bc, head, nxt, libs, mark, info, w, color, h):
-            n = _add_extensions(bc, head, nxt, libs, mark, info, w, color, h, out, n)
+            n = _add_captures_next_to(b, h, color, out, n)
+            n = _add_extensions(b, color, h, out, n)
+        elif c == color and k == 2 and _in_danger(b, color, h):
+            n = _add_extensions(b, color, h, out, n)
         elif c != color and k == 1:
             n = _add(out, n, first_liberty(bc, nxt, w, h, -1))
         elif c != color and k == 2 and not _touches_atari(bc, head, nxt, libs, w, h, color):
             x = first_liberty(bc, nxt, w, h, -1)
             y = first_liberty(bc, nxt, w, h, x)
-            if _decisive(bc, head, nxt, libs, mark, info, w, color, x, y):
+            if _decisive(b, color, x, y):
                 n = _add(out, n, x)
-            if _decisive(bc, head, nxt, libs, mark, info, w, color, y, x):
+            if _decisive(b, color, y, x):
                 n = _add(out, n, y)
     m = 0
     for i in range(n):

@@ -32,7 +32,13 @@ from gomove.features.light import pattern_levels
 from gomove.features.light_gammas import LightGammas
 from gomove.playout.driver import default_max_moves, seed_state
 from gomove.playout.policy import PatternPolicy
-from gomove.train.balance.gradient import Gradient, balance_games, zero_gradient
+from gomove.train.balance.gradient import (
+    Games,
+    Gradient,
+    Reinforce,
+    balance_games,
+    zero_gradient,
+)
 
 
 class LevelParams:
@@ -102,8 +108,8 @@ def playout_values(policy: PatternPolicy, positions: Sequence[Position], n: int,
     out = np.empty(len(positions))
     wins = np.empty(n)
     for i, (b, color, _) in enumerate(positions):
-        balance_games(b, color, komi, n, np.uint64(seed_state(seed, i)), _max_moves(b), player,
-                      wins, g, 0.0, 0.0)  # fmt: skip
+        games = Games(n, np.uint64(seed_state(seed, i)), _max_moves(b), komi)
+        balance_games(b, color, games, player, wins, Reinforce(g, 0.0, 0.0))
         out[i] = wins.mean()
     return out
 
@@ -144,12 +150,11 @@ def balance(
             g = zero_gradient(player.tables)
             mm = _max_moves(b)
             game_seed += 1
-            balance_games(b, color, cfg.komi, m, np.uint64(seed_state(cfg.seed, 2 * game_seed)),
-                          mm, player, wins, g, 0.0, 0.0)  # fmt: skip
+            games = Games(m, np.uint64(seed_state(cfg.seed, 2 * game_seed)), mm, cfg.komi)
+            balance_games(b, color, games, player, wins, Reinforce(g, 0.0, 0.0))
             v = float(wins[:m].mean())
-            balance_games(b, color, cfg.komi, n,
-                          np.uint64(seed_state(cfg.seed, 2 * game_seed + 1)), mm, player, wins,
-                          g, v, 1.0 / n)  # fmt: skip
+            games = Games(n, np.uint64(seed_state(cfg.seed, 2 * game_seed + 1)), mm, cfg.komi)
+            balance_games(b, color, games, player, wins, Reinforce(g, v, 1.0 / n))
             params.step(g, cfg.lr * (target - v), cfg.clip)
             policy = params.gammas()
         if on_epoch is not None:

@@ -51,6 +51,23 @@ class Gradient(NamedTuple):
     contiguity: np.ndarray  # float64[2]
 
 
+class Games(NamedTuple):
+    """The playouts balance_games runs from its position."""
+
+    n: int  # how many
+    seed: np.uint64  # game i is seeded seed_state(seed, i)
+    max_moves: int  # the moves of a game, at most
+    komi: float  # BLACK wins when its area minus WHITE's exceeds it
+
+
+class Reinforce(NamedTuple):
+    """What balance_games adds into the gradient (module docstring)."""
+
+    g: Gradient  # the arrays it adds into
+    baseline: float  # a game of outcome z adds (z - baseline) x weight x its score function
+    weight: float  # 0: nothing is added (the outcomes only)
+
+
 def zero_gradient(t: PolicyTables) -> Gradient:
     return Gradient(
         np.zeros(len(t.play)),
@@ -119,21 +136,14 @@ def add_score_function(
 
 @njit(cache=True, nogil=True)
 def balance_games(
-    b: Board,
-    color: int,
-    komi: float,
-    n: int,
-    seed: np.uint64,
-    max_moves: int,
-    player: PatternPlayer,
-    wins_out: np.ndarray,
-    g: Gradient,
-    baseline: float,
-    weight: float,
+    b: Board, color: int, games: Games, player: PatternPlayer, wins_out: np.ndarray, r: Reinforce
 ) -> None:
-    """n pattern playouts from b (unchanged), color to move; wins_out[i] = 1.0 when BLACK
-    wins game i, else 0.0. With weight != 0, (z - baseline) x weight x each game's score
-    function is added into g. Game i is seeded seed_state(seed, i), as run_games seeds."""
+    """games.n pattern playouts from b (unchanged), color to move; wins_out[i] = 1.0 when
+    BLACK wins game i, else 0.0. With r.weight != 0, (z - r.baseline) x r.weight x each
+    game's score function is added into r.g. Game i is seeded seed_state(games.seed, i),
+    as run_games seeds."""
+    n, seed, max_moves, komi = games
+    g, baseline, weight = r
     size = b.info[SIZE]
     scratch = copy_board(b)
     replay_b = copy_board(b)

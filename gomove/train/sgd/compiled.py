@@ -38,6 +38,15 @@ from gomove.data.flat import FlatData
 from gomove.models.fbt import FactorizationBT
 from gomove.train.config import SGDConfig, auto_batch_size
 from gomove.train.sgd import kernels
+from gomove.train.sgd.kernels import (
+    FlatLevels,
+    Grads,
+    GradScratch,
+    MiniBatch,
+    Moments,
+    Params,
+    StepSettings,
+)
 
 
 class CompiledSGD:
@@ -67,9 +76,14 @@ class CompiledSGD:
         self.width = (0,) * (1 + k)  # see kernels.batch_grad
         self.table = np.zeros((f, 1 + k))
         kernels.fill_table(self.w, self.v, self.table, self.width)
+        self.params = Params(self.w, self.v, self.table)
         self.grad = np.zeros_like(self.table)
         self.gw, self.gv = np.zeros(f), np.zeros((f, k))  # the parameters' gradients
-        self.state = [np.zeros_like(a) for a in (self.w, self.w, self.v, self.v)]
+        self.grads = Grads(self.grad, self.gw, self.gv)
+        self.state = Moments(*(np.zeros_like(a) for a in (self.w, self.w, self.v, self.v)))
+        self.levels = FlatLevels(
+            data.packed, data.fields, data.offs8, data.levw, data.offsw, data.pos_start, data.winner
+        )
         self.n_steps = 0
         self._l2: tuple[int, float] | None = None  # (n_steps, L2 term) of the last measure
         if cfg.name == "lfr":
@@ -80,9 +94,7 @@ class CompiledSGD:
         self.order_rng = np.random.default_rng([cfg.seed, 0])
         self.sample_rng = np.random.default_rng([cfg.seed, 1])
         m = data.max_cands
-        self.s_buf = np.empty((m, 1 + k))
-        self.e_buf = np.empty(m)
-        self.x_buf = np.empty(m)
+        self.scratch = GradScratch(np.empty((m, 1 + k)), np.empty(m), np.empty(m))
         self._no_unif = np.empty((0, 0))
         self._compile()
 
@@ -92,9 +104,11 @@ class CompiledSGD:
         self.loss_grad(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), backward=True)
         k = self.v.shape[1]
         w, v = np.zeros(2, self.w.dtype), np.zeros((2, k), self.v.dtype)
-        args = (w, v, np.zeros((2, 1 + k)), np.zeros((2, 1 + k)), np.zeros(2), np.zeros((2, k)))
-        state = [np.zeros_like(a) for a in (w, w, v, v)]
-        kernels.update_params(*args, *state, True, 0.0, 0.9, 0.999, 1e-8, 1, 0.0, 0.0, self.width)
+        params = Params(w, v, np.zeros((2, 1 + k)))
+        grads = Grads(np.zeros((2, 1 + k)), np.zeros(2), np.zeros((2, k)))
+        state = Moments(*(np.zeros_like(a) for a in (w, w, v, v)))
+        hp = StepSettings(True, 0.0, 0.9, 0.999, 1e-8, 1, 0.0, 0.0)
+        kernels.update_params(params, grads, state, hp, self.width)
 
     def state_dict(self) -> dict[str, Any]:
         """What continues training besides the model's parameters: the optimizer's
@@ -131,7 +145,6 @@ class CompiledSGD:
 
         unif: float64[B, S] in [0, 1), the sampled gradient's draws (default: new ones).
         """
-        d = self.data
         pos = np.ascontiguousarray(pos, dtype=np.int64)
         mode = self.mode
         if mode == kernels.SAMPLED and backward:
@@ -144,21 +157,12 @@ class CompiledSGD:
             mode = kernels.FULL if mode == kernels.SAMPLED else mode
         return kernels.batch_grad(
             self.table,
-            d.packed,
-            d.fields,
-            d.offs8,
-            d.levw,
-            d.offsw,
-            d.pos_start,
-            d.winner,
-            pos,
-            unif,
+            self.levels,
+            MiniBatch(pos, unif),
             mode,
             backward,
             self.grad,
-            self.s_buf,
-            self.e_buf,
-            self.x_buf,
+            self.scratch,
             self.width,
         )
 
@@ -187,22 +191,6 @@ class CompiledSGD:
         cfg = self.cfg
         adam = cfg.optimizer == "adam"
         h1, h2, eps = (0.9, 0.999, 1e-8) if adam else (cfg.momentum, 0.0, 0.0)
-        l2 = kernels.update_params(
-            self.w,
-            self.v,
-            self.table,
-            self.grad,
-            self.gw,
-            self.gv,
-            *self.state,
-            adam,
-            lr,
-            h1,
-            h2,
-            eps,
-            self.n_steps,
-            cfg.lambda_w,
-            cfg.lambda_v,
-            self.width,
-        )
+        hp = StepSettings(adam, lr, h1, h2, eps, self.n_steps, cfg.lambda_w, cfg.lambda_v)
+        l2 = kernels.update_params(self.params, self.grads, self.state, hp, self.width)
         return loss / max(n, 1) + l2, ll, n

@@ -1,4 +1,4 @@
-"""Numba kernels for SGD steps of FBT and LFR over flat candidates on the CPU (sgd.compiled).
+"""Numba kernels of the SGD steps of FBT and LFR over flat candidates (gomove.train.sgd.compiled).
 
 Kept apart from compiled.py: gomove/__init__.py keys the numba cache on every
 module that holds kernels, so only edits here recompile them.
@@ -23,6 +23,7 @@ Terms (as in compiled.py):
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -31,6 +32,72 @@ from gomove.data.fields import packed_level, wide_level
 from gomove.features.registry import feature_index
 
 FULL, SAMPLED, LFR = 0, 1, 2
+
+
+class FlatLevels(NamedTuple):
+    """The flat layout's arrays the kernels read (flat.FlatData's of the same names; the
+    terms above)."""
+
+    packed: np.ndarray  # uint32[C, W] the narrow groups' levels, bit-packed
+    fields: np.ndarray  # int64[G8, 3] where each narrow group sits in packed
+    offs8: np.ndarray  # int64[G8] the narrow groups' registry offsets
+    levw: np.ndarray  # the wide groups' levels (fields.wide_level)
+    offsw: np.ndarray  # int64[Gw] the wide groups' registry offsets
+    pos_start: np.ndarray  # int64[P + 1] position p's candidates: pos_start[p]:pos_start[p + 1]
+    winner: np.ndarray  # int64[P] the expert move's index within its position
+
+
+class MiniBatch(NamedTuple):
+    """The positions of one step and the sampled gradient's draws (batch_grad)."""
+
+    pos: np.ndarray  # int64[B] position ids
+    unif: np.ndarray  # float64[B, S] uniforms in [0, 1), each row sorted ([B, 0]: none)
+
+
+class GradScratch(NamedTuple):
+    """batch_grad's working arrays, M the largest candidate count of a position."""
+
+    s_buf: np.ndarray  # float64[>= M, 1 + k] each candidate's team sum s
+    e_buf: np.ndarray  # float64[>= M] each candidate's team strength E
+    x_buf: np.ndarray  # float64[>= M] exp(E - max E), or their running sums (SAMPLED)
+
+
+class Params(NamedTuple):
+    """The model's parameters, updated in place, and the table batch_grad reads."""
+
+    w: np.ndarray  # [F] the linear weights
+    v: np.ndarray  # [F, k] the latent factors
+    table: np.ndarray  # float64[F, 1 + k] (w - ||v||^2 / 2, v) (fill_table)
+
+
+class Grads(NamedTuple):
+    """The gradients of a step: the table's (batch_grad) and the parameters' (_param_grads)."""
+
+    table: np.ndarray  # float64[F, 1 + k] of the loss w.r.t. the table
+    w: np.ndarray  # float64[F] of the objective w.r.t. w
+    v: np.ndarray  # float64[F, k] of the objective w.r.t. v
+
+
+class Moments(NamedTuple):
+    """The optimizer's state: Adam's moments, or SGD's momentum buffers in a_* (b_* unused)."""
+
+    a_w: np.ndarray  # like w: Adam's first moment, SGD's momentum buffer
+    b_w: np.ndarray  # like w: Adam's second moment
+    a_v: np.ndarray  # like v
+    b_v: np.ndarray  # like v
+
+
+class StepSettings(NamedTuple):
+    """One optimizer step's settings (update_params)."""
+
+    adam: bool  # Adam, else SGD
+    lr: float  # learning rate
+    h1: float  # Adam's beta1, SGD's momentum
+    h2: float  # Adam's beta2 (SGD: unused)
+    eps: float  # Adam's epsilon (SGD: unused)
+    step: int  # the step number, from 1
+    lambda_w: float  # L2 weight of w
+    lambda_v: float  # L2 weight of v
 
 
 @njit(cache=True, inline="always")
@@ -43,11 +110,16 @@ def _add_row(table, offset, lv, s, i, width) -> None:
 
 
 @njit(cache=True, inline="always")
-def _team(table, packed, fields, offs8, levw, offsw, c, s, i, width) -> float:
+def _team(table, lv: FlatLevels, c, s, i, width) -> float:
     """s[i] = sum of candidate c's rows of table; returns E = s_0 + 1/2 sum_q>0 s_q^2.
 
     (Rows of s by index, not as views: a view costs a reference count per call.)
     """
+    packed = lv.packed
+    fields = lv.fields
+    offs8 = lv.offs8
+    levw = lv.levw
+    offsw = lv.offsw
     d = len(width)
     for q in range(d):
         s[i, q] = 0.0
@@ -72,35 +144,24 @@ def _scatter_row(grad, offset, lv, s, i, coef, width) -> None:
 
 
 @njit(cache=True, inline="always")
-def _scatter(grad, packed, fields, offs8, levw, offsw, c, s, i, coef, width) -> None:
+def _scatter(grad, lv: FlatLevels, c, s, i, coef, width) -> None:
     """grad[r] += coef * dE/ds = coef * (1, s[i, 1..k]) for every member r of candidate c."""
+    packed = lv.packed
+    fields = lv.fields
+    offs8 = lv.offs8
+    levw = lv.levw
+    offsw = lv.offsw
     for g in range(offs8.shape[0]):
         _scatter_row(grad, offs8[g], packed_level(packed, fields, c, g), s, i, coef, width)
     for g in range(offsw.shape[0]):
         _scatter_row(grad, offsw[g], wide_level(levw, c, g), s, i, coef, width)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def batch_grad(
-    table,
-    packed,
-    fields,
-    offs8,
-    levw,
-    offsw,
-    pos_start,
-    winner,
-    pos,
-    unif,
-    mode,
-    backward,
-    grad,
-    s_buf,
-    e_buf,
-    x_buf,
-    width,
+    table, lv: FlatLevels, batch: MiniBatch, mode, backward, grad, scratch: GradScratch, width
 ):
-    """Loss of the positions ``pos`` (int64[B]) and, when ``backward``, the gradient
+    """Loss of the positions ``batch.pos`` (int64[B]) and, when ``backward``, the gradient
     of their mean w.r.t. table, written into grad (zeroed first).
 
     Returns (sum of log P(expert move) under the softmax, sum of the loss):
@@ -113,12 +174,17 @@ def batch_grad(
       in [0, 1), each row sorted ascending), c(m_i) += 1 / S, c(winner) -= 1:
       the poster's unbiased estimate, at most 1 + S candidates scattered;
     - LFR: c(o) = sigmoid(E_o - E_winner) / (M - 1), c(winner) = -sum_o c(o).
-    Serial, in a fixed order: the same inputs give the same bits.
-    s_buf: float64[>= M, 1 + k], e_buf, x_buf: float64[>= M] scratch, M the
-    largest candidate count of a position. width: a tuple of 1 + k zeros, whose
-    length is a compile-time constant: the loops over the table's columns then
-    unroll, twice as fast as over a run-time width (one compilation per k).
+    Serial, in a fixed order: the same inputs give the same bits. width: a tuple
+    of 1 + k zeros, whose length is a compile-time constant: the loops over the
+    table's columns then unroll, twice as fast as over a run-time width (one
+    compilation per k). Compiled without reference counting (it allocates nothing):
+    _team and _scatter read lv's fields once per candidate, two atomic counts each
+    with it (the epoch at 0.88-0.90 of its speed).
     """
+    pos_start = lv.pos_start
+    winner = lv.winner
+    pos, unif = batch
+    s_buf, e_buf, x_buf = scratch
     if backward:
         grad[:] = 0.0
     n = pos.shape[0]
@@ -135,7 +201,7 @@ def batch_grad(
         w = winner[p]
         top = -np.inf
         for i in range(m):
-            e = _team(table, packed, fields, offs8, levw, offsw, lo + i, s_buf, i, width)
+            e = _team(table, lv, lo + i, s_buf, i, width)
             e_buf[i] = e
             if e > top:
                 top = e
@@ -157,19 +223,7 @@ def batch_grad(
                     if i == w:
                         coef -= 1.0
                     if coef != 0.0:
-                        _scatter(
-                            grad,
-                            packed,
-                            fields,
-                            offs8,
-                            levw,
-                            offsw,
-                            lo + i,
-                            s_buf,
-                            i,
-                            coef * inv_n,
-                            width,
-                        )
+                        _scatter(grad, lv, lo + i, s_buf, i, coef * inv_n, width)
                 continue
             # one merged pass over the cumulative sums: draw j picks the first i
             # with x_buf[i] > unif[b, j] z; equal picks (adjacent, the uniforms
@@ -191,9 +245,9 @@ def batch_grad(
                 if i == w:
                     coef -= inv_n
                     win_done = True
-                _scatter(grad, packed, fields, offs8, levw, offsw, lo + i, s_buf, i, coef, width)
+                _scatter(grad, lv, lo + i, s_buf, i, coef, width)
             if not win_done:
-                _scatter(grad, packed, fields, offs8, levw, offsw, lo + w, s_buf, w, -inv_n, width)
+                _scatter(grad, lv, lo + w, s_buf, w, -inv_n, width)
             continue
         if m < 2:
             continue
@@ -215,10 +269,10 @@ def batch_grad(
             if backward:
                 coef = sig / (m - 1) * inv_n
                 csum += coef
-                _scatter(grad, packed, fields, offs8, levw, offsw, lo + i, s_buf, i, coef, width)
+                _scatter(grad, lv, lo + i, s_buf, i, coef, width)
         loss_sum += tot / (m - 1)
         if backward:
-            _scatter(grad, packed, fields, offs8, levw, offsw, lo + w, s_buf, w, -csum, width)
+            _scatter(grad, lv, lo + w, s_buf, w, -csum, width)
     return ll_sum, loss_sum
 
 
@@ -250,11 +304,17 @@ def _param_grads(w, v, grad, gw, gv, lambda_w, lambda_v, width) -> float:
 
 
 @njit(cache=True, error_model="numpy")
-def _adam(p, g, m, s, lr, beta1, beta2, eps, step) -> None:
-    """torch.optim.Adam's update (no weight decay, no amsgrad) of 1-D p with gradient g.
+def _adam(p, g, m, s, hp: StepSettings) -> None:
+    """torch.optim.Adam's update (no weight decay, no amsgrad) of 1-D p with gradient g,
+    moments m and s (hp: lr, h1 = beta1, h2 = beta2, eps, step).
 
     error_model="numpy": no zero-division checks, so the loop vectorizes (4x).
     """
+    lr = hp.lr
+    beta1 = hp.h1
+    beta2 = hp.h2
+    eps = hp.eps
+    step = hp.step
     bc1 = 1.0 - beta1**step
     bc2_sqrt = math.sqrt(1.0 - beta2**step)
     for i in range(p.shape[0]):
@@ -294,41 +354,27 @@ def fill_table(w, v, table, width) -> None:
 
 
 @njit(cache=True)
-def update_params(
-    w,
-    v,
-    table,
-    grad,
-    gw,
-    gv,
-    a_w,
-    b_w,
-    a_v,
-    b_v,
-    adam,
-    lr,
-    h1,
-    h2,
-    eps,
-    step,
-    lambda_w,
-    lambda_v,
-    width,
-) -> float:
-    """One optimizer step of w[F] and v[F, k] from the table gradient; table refreshed.
+def update_params(params: Params, grads: Grads, moments: Moments, hp: StepSettings, width) -> float:
+    """One optimizer step of w[F] and v[F, k] from the table gradient (grads.table);
+    the table refreshed.
 
-    gw[F], gv[F, k] (float64): the parameters' gradients (_param_grads), left
-    there. adam: Adam with moments a_*, b_* and h1, h2 = beta1, beta2; else
-    SGD with momentum buffer a_* and h1 = momentum (b_*, h2 unused). step:
-    the step number from 1. Dense: every parameter, every step, as
-    torch.optim does. Returns the L2 term at the parameters before the step.
-    Serial, in a fixed order.
+    grads.w, grads.v: the parameters' gradients (_param_grads), left there.
+    hp.adam: Adam with moments a_*, b_* and h1, h2 = beta1, beta2; else SGD with
+    momentum buffer a_* and h1 = momentum (b_*, h2 unused). Dense: every
+    parameter, every step, as torch.optim does. Returns the L2 term at the
+    parameters before the step. Serial, in a fixed order.
     """
-    l2 = _param_grads(w, v, grad, gw, gv, lambda_w, lambda_v, width)
+    w, v, table = params
+    grad, gw, gv = grads
+    a_w, b_w, a_v, b_v = moments
+    lr = hp.lr
+    h1 = hp.h1
+    step = hp.step
+    l2 = _param_grads(w, v, grad, gw, gv, hp.lambda_w, hp.lambda_v, width)
     vf, gvf, avf, bvf = v.reshape(-1), gv.reshape(-1), a_v.reshape(-1), b_v.reshape(-1)
-    if adam:
-        _adam(w, gw, a_w, b_w, lr, h1, h2, eps, step)
-        _adam(vf, gvf, avf, bvf, lr, h1, h2, eps, step)
+    if hp.adam:
+        _adam(w, gw, a_w, b_w, hp)
+        _adam(vf, gvf, avf, bvf, hp)
     else:
         _sgd(w, gw, a_w, lr, h1, step)
         _sgd(vf, gvf, avf, lr, h1, step)

@@ -1,0 +1,179 @@
+"""Interleaved A/B of the compiled kernels' speed between checkouts of gomove.
+
+    python scripts/bench_ab.py --trees ../base,. --policy RUN_LIGHT/policy.npz \
+        --model RUN/model.pt [--rounds 4] [--only playout,fbt,search]
+
+``gomove bench`` runs each benchmark once for ~seconds; on a shared machine
+whose speed drifts by tens of percent over minutes, two such runs back to back
+compare the drift as much as the code. Here one worker process per checkout
+(its own PYTHONPATH, one thread) holds the same warm inputs, and every job is
+run on each checkout in turn, the order alternating by round; each side keeps
+its fastest time (process time). Jobs:
+
+- playout: pattern playouts from the empty 9x9 and 19x19 boards with each
+  playout step (plain, tactics, nakade, selfatari_max=2, local);
+- fbt: one compiled SGD epoch (batch 128) of FBT (full, S=10, S=30) and LFR
+  on the first 300 games of --data's 2006-01 month, cached in --cache-dir;
+- search: fixed-simulation searches of the bench's rows on the empty 9x9
+  board and the 19x19 mid-game position.
+
+Prints one line per job: each checkout's best seconds and the first one's
+time over it (above 1: faster than the first). Works on checkouts from before
+the package's layout change (gomove.benchmarks) as after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from gomove.board.board import BLACK, SIZE, new_board
+from gomove.play.predict import Predictor
+from gomove.play.search.config import SearchConfig
+from gomove.play.search.search import Search
+from gomove.reading.games import ReadConfig, iter_games
+from gomove.train.config import SGDConfig
+
+# each worker imports the checkout on its PYTHONPATH, laid out before or after the
+# house issue's layout change
+try:
+    from gomove.data.flat import FlatData
+    from gomove.experiment.bench import SEARCH_ROWS as ROWS
+    from gomove.experiment.bench import bench_dataset, playout_positions
+    from gomove.playout.driver import run_playouts
+    from gomove.playout.policy import PatternPolicy
+    from gomove.train.sgd.loop import train_sgd
+except ImportError:  # the old layout's modules
+    from gomove.benchmarks import SEARCH_ROWS as ROWS  # noqa: I001
+    from gomove.benchmarks import bench_dataset, playout_positions
+    from gomove.board.playout import run_playouts
+    from gomove.play.policy import PatternPolicy
+    from gomove.train.flat import FlatData
+    from gomove.train.sgd import train_sgd
+
+PLAYOUT_ROWS = {
+    "plain": {},
+    "tactics": {"tactics": 1.0},
+    "nakade": {"nakade": 1.0},
+    "selfatari2": {"selfatari_max": 2},
+    "local4": {"local": 1.0, "local_min": 4.0},
+}
+SEARCH_ROWS = ("pattern", "pattern+pw", "pattern+pw+lgr", "pattern+pw+tactics",
+               "pattern+pw+selfatari2", "pattern+pw+local4", "pattern+priors",
+               "pattern+pachiprior")  # fmt: skip
+SEARCH_POSITIONS = (("9x9 empty", 6000), ("19x19 mid-game (move 120)", 1500))
+
+
+def jobs(only: set[str]) -> list[str]:
+    """The job lines the workers read (fields separated by '|')."""
+    out = []
+    if "playout" in only:
+        out += [
+            f"playout|{size}|{row}|{n}"
+            for size, n in ((9, 1500), (19, 300))
+            for row in PLAYOUT_ROWS
+        ]
+    if "fbt" in only:
+        out += [f"fbt|{m}|{s}" for m, s in (("fbt", 0), ("fbt", 10), ("fbt", 30), ("lfr", 0))]
+    if "search" in only:
+        out += [f"search|{r}|{p}|{n}" for p, n in SEARCH_POSITIONS for r in SEARCH_ROWS]
+    return out
+
+
+def worker(args: argparse.Namespace) -> None:
+    """One checkout's side: warm every job once, say ready, then time the jobs read."""
+    torch.set_num_threads(1)
+    only = set(args.only.split(","))
+    month = str(Path(args.data) / "tygem-9d-2006-01.zip")
+    policy = PatternPolicy.load(args.policy)
+    players = {k: policy.player(**kw) for k, kw in PLAYOUT_ROWS.items()}
+    if "fbt" in only:
+        ds = bench_dataset(month, 300, args.cache_dir, 10)
+        flat = FlatData.from_dataset(ds)
+    if "search" in only:
+        predictor = Predictor.from_checkpoint(args.model)
+        games = list(iter_games(month, ReadConfig(max_games=5, superko=False)))
+        positions = {name: (b, c) for name, b, c in playout_positions(games)}
+
+    def run(line: str) -> float:
+        kind, *f = line.split("|")
+        c = time.process_time()
+        if kind == "playout":
+            run_playouts(new_board(int(f[0])), BLACK, 7.5, int(f[2]), 0, None, policy=players[f[1]])
+        elif kind == "fbt":
+            cfg = SGDConfig(name=f[0], k=10, sample=int(f[1]), epochs=1, batch_size=128)
+            _, hist = train_sgd(flat, ds.registry.n_features, cfg, device="cpu", progress=False)
+            return float(hist[1]["cpu_seconds"])
+        else:
+            board, to_move = positions[f[1]]
+            kw = ROWS[f[0]]
+            kw = kw(int(board.info[SIZE])) if callable(kw) else kw
+            Search(SearchConfig(sims=int(f[2]), resign=0, **kw), policy, predictor).run(
+                board, to_move, 7.5
+            )
+        return time.process_time() - c
+
+    for line in jobs(only):  # compile and warm
+        if line.startswith("fbt"):
+            run(line)
+        elif line.startswith("playout"):
+            run(line.rsplit("|", 1)[0] + "|20")
+        else:
+            run(line.rsplit("|", 1)[0] + "|100")
+    print("ready", flush=True)
+    for line in sys.stdin:
+        print(run(line.strip()), flush=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--trees", required=True, help="checkouts, comma-separated; the first is A")
+    p.add_argument("--policy", required=True, help="policy.npz of train.py features=light")
+    p.add_argument("--model", required=True, help="model.pt for the search's priors")
+    p.add_argument("--data", default="../shared/data", help="folder of tygem-9d-2006-01.zip")
+    p.add_argument("--cache-dir", default="cache", help="where the fbt job's dataset is kept")
+    p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--only", default="playout,fbt,search")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    for name in ("policy", "model", "data", "cache_dir"):
+        setattr(args, name, str(Path(getattr(args, name)).resolve()))
+    if args.worker:
+        worker(args)
+        return
+    trees = [str(Path(t).resolve()) for t in args.trees.split(",")]
+    argv = ["--policy", args.policy, "--model", args.model, "--data", args.data,
+            "--cache-dir", args.cache_dir, "--only", args.only]  # fmt: skip
+    env = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    procs = {}
+    for t in trees:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--trees", t, *argv]
+        procs[t] = subprocess.Popen(
+            cmd, cwd=t, env=os.environ | env | {"PYTHONPATH": t}, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+    for t, proc in procs.items():
+        if proc.stdout.readline().strip() != "ready":
+            sys.exit(f"the worker of {t} failed to start")
+    best: dict[tuple[str, str], float] = collections.defaultdict(lambda: float("inf"))
+    for rnd in range(args.rounds):
+        for line in jobs(set(args.only.split(","))):
+            for t in trees if rnd % 2 == 0 else trees[::-1]:
+                procs[t].stdin.write(line + "\n")
+                procs[t].stdin.flush()
+                best[t, line] = min(best[t, line], float(procs[t].stdout.readline()))
+    for line in jobs(set(args.only.split(","))):
+        a = best[trees[0], line]
+        cells = " ".join(f"{best[t, line]:.3f}s ({a / best[t, line]:.3f})" for t in trees)
+        print(f"{line.replace('|', ' '):58s} {cells}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

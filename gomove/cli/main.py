@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "score a saved model on data.test (checkpoint=RUN/model.pt)"),
     "predict": ("predict", "a model's move probabilities on one position, printed and drawn"),
     "gtp": ("gtp", "a GTP engine for Go GUIs (Lizzie, Sabaki, GoGui) and matches"),
+    "analysis": ("analysis", "KataGo's JSON analysis engine protocol (KaTrain and others)"),
     "match": ("match", "matches between GTP engines, refereed, resumable, with intervals"),
     "ownership": ("ownership", "an ownership map by playouts, as a PNG"),
     "export": ("export", "datasets and models as Coulom's mm and Pachi's files"),

@@ -81,6 +81,7 @@ class MoveInfo:
     prior: float
     rave_visits: float
     pv: list[int]
+    pv_visits: list[int] = field(default_factory=list)  # each pv move's node visits
 
     def lcb(self) -> float:
         """A lower confidence bound of the win rate (normal approximation, z = 1.96)."""
@@ -318,9 +319,10 @@ class Search:
         t.vn[f : f + k] = vn
         t.vw[f : f + k] = vw
 
-    def _pv(self, node: int, max_len: int = 20) -> list[int]:
+    def _pv(self, node: int, max_len: int = 20) -> tuple[list[int], list[int]]:
+        """The principal variation from node (most visited children) and their visits."""
         t = self.tree
-        pv = [int(t.move[node])]
+        pv, pv_visits = [int(t.move[node])], [int(t.visits[node])]
         while len(pv) < max_len and t.first[node] >= 0:
             f, k = int(t.first[node]), int(t.nchild[node])
             visits = t.visits[f : f + k]
@@ -328,7 +330,8 @@ class Search:
                 break
             node = f + int(np.argmax(visits))
             pv.append(int(t.move[node]))
-        return pv
+            pv_visits.append(int(t.visits[node]))
+        return pv, pv_visits
 
     def root_moves(self) -> list[MoveInfo]:
         """The root's visited moves, most visited first."""
@@ -341,8 +344,9 @@ class Search:
             n = int(t.visits[ch])
             if n == 0:
                 continue
+            pv, pv_visits = self._pv(ch)
             out.append(MoveInfo(int(t.move[ch]), n, float(t.wins[ch] / n), float(t.prior[ch]),
-                                float(t.rave_n[ch]), self._pv(ch)))  # fmt: skip
+                                float(t.rave_n[ch]), pv, pv_visits))  # fmt: skip
         out.sort(key=lambda m: (-m.visits, -m.winrate))
         return out
 

@@ -1,0 +1,181 @@
+"""A query of KataGo's JSON analysis protocol, read and checked (``Query.parse``).
+
+KataGo's analysis engine reads one JSON object per line; its documented fields
+(docs/Analysis_Engine.md of KataGo) are mirrored here. A field that is wrong
+raises ``QueryError`` naming it (the engine answers ``{"id", "error", "field"}``
+and keeps serving); a field gomove does not act on gives a warning
+(``{"id", "warning", "field"}``) and the query is still answered.
+
+Terms:
+- turn: the position after the first t moves of ``moves`` (t in 0..len(moves));
+  ``analyzeTurns`` lists the turns to answer (default: the last, len(moves)).
+- perspective (``reportAnalysisWinratesAs``): BLACK, WHITE or SIDETOMOVE, whose
+  view winrates, scores and ownership are reported from (default BLACK, as
+  KataGo's analysis_example.cfg).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gomove.board.board import BLACK, WHITE
+from gomove.board.coords import gtp_to_loc
+
+# KataGo's rule names (and shorthands) that gomove scores as it always does: area
+# counting; the playouts and search forbid positional superko (tromp-taylor, chinese)
+RULES = ("tromp-taylor", "chinese", "chinese-ogs", "chinese-kgs", "japanese", "korean",
+         "stone-scoring", "aga", "bga", "new-zealand", "aga-button")  # fmt: skip
+PERSPECTIVES = ("BLACK", "WHITE", "SIDETOMOVE")
+PLAYERS = {"B": BLACK, "W": WHITE, "b": BLACK, "w": WHITE}
+KNOWN = {"id", "action", "moves", "initialStones", "initialPlayer", "rules", "komi",
+         "boardXSize", "boardYSize", "analyzeTurns", "maxVisits", "includeOwnership",
+         "includeMovesOwnership", "includePolicy", "includePVVisits", "avoidMoves",
+         "allowMoves", "overrideSettings", "reportDuringSearchEvery", "priority",
+         "priorities", "terminateId", "turnNumbers", "whiteHandicapBonus"}  # fmt: skip
+ACTIONS = ("query_version", "clear_cache", "terminate")
+MAX_VISITS = 1_000_000
+
+
+class QueryError(ValueError):
+    """A query that cannot be answered: the message and the field at fault."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass
+class Query:
+    """A checked analysis query (module docstring); locs are gomove's board points."""
+
+    id: str
+    size: int
+    moves: list[tuple[int, int]]  # (colour, loc)
+    initial_stones: list[tuple[int, int]]
+    initial_player: int | None
+    komi: float
+    turns: list[int]
+    max_visits: int | None
+    max_time: float | None
+    perspective: str = "BLACK"
+    include_ownership: bool = False
+    include_moves_ownership: bool = False
+    include_policy: bool = False
+    include_pv_visits: bool = False
+    priority: int = 0
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (field, message)
+
+    def player_at(self, turn: int) -> int:
+        """The colour to move at turn: the player of moves[turn]; after the last move,
+        the other colour; with no moves, initialPlayer (default BLACK), as KataGo."""
+        if turn < len(self.moves):
+            return self.moves[turn][0]
+        if self.moves:
+            return WHITE if self.moves[-1][0] == BLACK else BLACK
+        return BLACK if self.initial_player is None else self.initial_player
+
+    @classmethod
+    def parse(cls, obj: dict[str, Any], max_visits_default: int) -> Query:
+        """Check every field of a query object (not an action); QueryError on the first
+        wrong one."""
+        qid = _id(obj)
+        warnings = [(k, f"unknown field {k!r} ignored") for k in obj if k not in KNOWN]
+        x, y = _int(obj, "boardXSize", 19), _int(obj, "boardYSize", None)
+        y = x if y is None else y
+        if x != y:
+            raise QueryError("gomove plays on square boards only", "boardYSize")
+        if not 2 <= x <= 19:
+            raise QueryError(f"board size {x} is not supported (2..19)", "boardXSize")
+        rules = obj.get("rules", "tromp-taylor")
+        if isinstance(rules, str):
+            if rules.lower() not in RULES:
+                raise QueryError(f"unknown rules {rules!r}; one of {', '.join(RULES)}", "rules")
+        elif isinstance(rules, dict):
+            warnings.append(("rules", "rules given as an object: gomove counts by area"))
+        else:
+            raise QueryError("rules must be a string or an object", "rules")
+        komi = obj.get("komi", 7.5)
+        if isinstance(komi, bool) or not isinstance(komi, int | float) or abs(komi) > 150:
+            raise QueryError("komi must be a number in [-150, 150]", "komi")
+        moves = _moves(obj, "moves", x)
+        stones = _moves(obj, "initialStones", x)
+        ip = obj.get("initialPlayer")
+        if ip is not None and ip not in PLAYERS:
+            raise QueryError('initialPlayer must be "B" or "W"', "initialPlayer")
+        turns = obj.get("analyzeTurns", [len(moves)])
+        if not isinstance(turns, list) or not turns:
+            raise QueryError("analyzeTurns must be a non-empty list of turns", "analyzeTurns")
+        for t in turns:
+            if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= len(moves):
+                raise QueryError(f"analyzeTurns: {t!r} is not a turn in 0..{len(moves)}",
+                                 "analyzeTurns")  # fmt: skip
+        visits = _int(obj, "maxVisits", max_visits_default)
+        if not 1 <= visits <= MAX_VISITS:
+            raise QueryError(f"maxVisits must be in 1..{MAX_VISITS}", "maxVisits")
+        perspective, max_time = "BLACK", None
+        override = obj.get("overrideSettings", {})
+        if not isinstance(override, dict):
+            raise QueryError("overrideSettings must be an object", "overrideSettings")
+        for k, v in override.items():
+            if k == "reportAnalysisWinratesAs":
+                if v not in PERSPECTIVES:
+                    raise QueryError(f"reportAnalysisWinratesAs must be one of {PERSPECTIVES}",
+                                     "overrideSettings")  # fmt: skip
+                perspective = v
+            elif k == "maxTime":
+                if isinstance(v, bool) or not isinstance(v, int | float) or v <= 0:
+                    raise QueryError("maxTime must be a positive number", "overrideSettings")
+                max_time = float(v)
+            else:
+                warnings.append(("overrideSettings", f"setting {k!r} ignored"))
+        for k in ("avoidMoves", "allowMoves", "reportDuringSearchEvery"):
+            if k in obj:
+                warnings.append((k, f"{k} is not supported yet: ignored"))
+        flags = {}
+        for k in ("includeOwnership", "includeMovesOwnership", "includePolicy",
+                  "includePVVisits"):  # fmt: skip
+            v = obj.get(k, False)
+            if not isinstance(v, bool):
+                raise QueryError(f"{k} must be true or false", k)
+            flags[k] = v
+        priority = _int(obj, "priority", 0)
+        return cls(
+            qid, x, moves, stones, None if ip is None else PLAYERS[ip], float(komi),
+            sorted(set(turns)), visits, max_time, perspective, flags["includeOwnership"],
+            flags["includeMovesOwnership"], flags["includePolicy"], flags["includePVVisits"],
+            priority, warnings,
+        )  # fmt: skip
+
+
+def _id(obj: dict[str, Any]) -> str:
+    qid = obj.get("id")
+    if not isinstance(qid, str) or not qid:
+        raise QueryError("every query needs an id (a non-empty string)", "id")
+    return qid
+
+
+def _int(obj: dict[str, Any], key: str, default: int | None) -> int | None:
+    v = obj.get(key, default)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise QueryError(f"{key} must be an integer", key)
+    return v
+
+
+def _moves(obj: dict[str, Any], key: str, size: int) -> list[tuple[int, int]]:
+    """[["B", "Q16"], ["W", "pass"], ...] as (colour, loc)."""
+    raw = obj.get(key, [])
+    if not isinstance(raw, list):
+        raise QueryError(f'{key} must be a list of ["B" or "W", vertex] pairs', key)
+    out = []
+    for i, m in enumerate(raw):
+        if not (isinstance(m, list) and len(m) == 2 and m[0] in PLAYERS and isinstance(m[1], str)):
+            raise QueryError(f'{key}[{i}]: {m!r} is not a ["B" or "W", vertex] pair', key)
+        try:
+            loc = gtp_to_loc(m[1], size)
+        except ValueError as e:
+            raise QueryError(f"{key}[{i}]: {e}", key) from None
+        out.append((PLAYERS[m[0]], loc))
+    return out

@@ -1,0 +1,191 @@
+"""gomove analysis: KataGo's JSON analysis protocol (gomove.play.analysis)."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+from gomove.board.board import BLACK, WHITE
+from gomove.board.coords import PASS, gtp_to_loc
+from gomove.play.analysis.engine import AnalysisEngine, policy_array
+from gomove.play.analysis.query import Query, QueryError
+from gomove.play.analysis.server import serve
+from gomove.play.search.config import SearchConfig
+from gomove.play.search.search import Search
+from gomove.playout.policy import PatternPolicy
+
+
+def make_engine(predictor=None, visits: int = 16) -> AnalysisEngine:
+    cfg = SearchConfig(sims=visits, pw=predictor is not None, resign=0.0, seed=0)
+    policy = PatternPolicy.neutral()
+    return AnalysisEngine(lambda size: Search(cfg, policy, predictor), predictor, policy,
+                          default_visits=visits)  # fmt: skip
+
+
+def answers(engine: AnalysisEngine, **query) -> list[dict]:
+    return engine.handle({"id": "q", "boardXSize": 9, "boardYSize": 9, **query})
+
+
+def test_a_query_gets_katago_fields_for_the_last_turn(capture_model):
+    engine = make_engine(capture_model)
+    (r,) = answers(engine, moves=[["B", "E5"], ["W", "C3"]], maxVisits=24, includePolicy=True,
+                   includeOwnership=True, includePVVisits=True, komi=6.5)  # fmt: skip
+    assert r["id"] == "q" and r["turnNumber"] == 2 and r["isDuringSearch"] is False
+    root = r["rootInfo"]
+    assert root["currentPlayer"] == "B" and root["visits"] == 24
+    assert 0.0 <= root["winrate"] <= 1.0
+    assert len(r["ownership"]) == 81 and all(-1.0 <= x <= 1.0 for x in r["ownership"])
+    assert len(r["policy"]) == 82
+    # the occupied points are illegal (-1), the rest a distribution
+    assert r["policy"][(9 - 5) * 9 + 4] == -1.0 and r["policy"][(9 - 3) * 9 + 2] == -1.0
+    assert sum(p for p in r["policy"] if p >= 0) == pytest.approx(1.0)
+    infos = r["moveInfos"]
+    assert [m["order"] for m in infos] == list(range(len(infos)))
+    assert sum(m["visits"] for m in infos) <= 24
+    assert infos == sorted(infos, key=lambda m: -m["visits"])
+    for m in infos:
+        assert set(m) >= {"move", "visits", "winrate", "scoreLead", "scoreMean", "scoreStdev",
+                          "prior", "lcb", "utility", "pv", "pvVisits", "order"}  # fmt: skip
+        assert m["pv"][0] == m["move"] and m["pvVisits"][0] == m["visits"]
+        assert m["lcb"] <= m["winrate"] + 1e-12
+        assert m["utility"] == pytest.approx(2 * m["winrate"] - 1)
+        assert m["scoreMean"] == m["scoreLead"] and m["scoreStdev"] >= 0
+
+
+def test_policy_array_is_top_row_first_then_pass():
+    a9, j1 = gtp_to_loc("A9", 9), gtp_to_loc("J1", 9)
+    p = policy_array({a9: 0.5, j1: 0.25, PASS: 0.25}, 9)
+    assert len(p) == 82 and p[0] == 0.5 and p[80] == 0.25 and p[81] == 0.25
+    assert p.count(-1.0) == 79
+
+
+def test_ownership_is_top_row_first():
+    # Black walls off the top three rows, White the bottom three: the top is Black's
+    stones = [["B", f"{c}{r}"] for c in "ABCDEFGHJ" for r in (7,)]
+    stones += [["W", f"{c}{r}"] for c in "ABCDEFGHJ" for r in (3,)]
+    (r,) = answers(make_engine(), initialStones=stones, includeOwnership=True, maxVisits=8)
+    own = r["ownership"]
+    assert min(own[:18]) > 0.5 and max(own[-18:]) < -0.5
+
+
+def test_perspectives_mirror_each_other():
+    q = {"moves": [["B", "E5"]], "maxVisits": 12}
+    (b,) = answers(make_engine(), **q, overrideSettings={"reportAnalysisWinratesAs": "BLACK"})
+    (w,) = answers(make_engine(), **q, overrideSettings={"reportAnalysisWinratesAs": "WHITE"})
+    (s,) = answers(make_engine(), **q, overrideSettings={"reportAnalysisWinratesAs": "SIDETOMOVE"})
+    assert b["rootInfo"]["currentPlayer"] == "W"
+    for mb, mw, ms in zip(b["moveInfos"], w["moveInfos"], s["moveInfos"], strict=True):
+        assert mb["move"] == mw["move"] == ms["move"]
+        assert mb["winrate"] == pytest.approx(1 - mw["winrate"])
+        assert ms["winrate"] == pytest.approx(mw["winrate"])  # White is to move
+        assert mb["scoreLead"] == pytest.approx(-mw["scoreLead"])
+
+
+def test_analyze_turns_answers_each_turn_with_its_player():
+    moves = [["B", "E5"], ["W", "C3"], ["B", "pass"]]
+    out = answers(make_engine(), moves=moves, analyzeTurns=[3, 0, 1], maxVisits=4)
+    assert [r["turnNumber"] for r in out] == [0, 1, 3]
+    assert [r["rootInfo"]["currentPlayer"] for r in out] == ["B", "W", "W"]
+
+
+def test_initial_player_and_first_move_set_who_moves_first():
+    q = Query.parse({"id": "x", "moves": [["W", "D4"]]}, 10)
+    assert q.player_at(0) == WHITE and q.player_at(1) == BLACK
+    q = Query.parse({"id": "x", "initialPlayer": "W"}, 10)
+    assert q.player_at(0) == WHITE
+
+
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ({"boardXSize": 9, "boardYSize": 13}, "boardYSize"),
+        ({"boardXSize": 25}, "boardXSize"),
+        ({"moves": [["B", "Z1"]]}, "moves"),
+        ({"moves": [["X", "D4"]]}, "moves"),
+        ({"moves": "D4"}, "moves"),
+        ({"komi": "7.5"}, "komi"),
+        ({"rules": "go-moku"}, "rules"),
+        ({"analyzeTurns": [5]}, "analyzeTurns"),
+        ({"maxVisits": 0}, "maxVisits"),
+        ({"maxVisits": 1.5}, "maxVisits"),
+        ({"includeOwnership": "yes"}, "includeOwnership"),
+        ({"overrideSettings": {"reportAnalysisWinratesAs": "RED"}}, "overrideSettings"),
+        ({"initialPlayer": "X"}, "initialPlayer"),
+        ({"moves": [["B", "D4"], ["W", "D4"]]}, "moves"),
+        ({"initialStones": [["B", "pass"]]}, "initialStones"),
+    ],
+)
+def test_a_bad_field_is_an_error_on_its_id(query, field):
+    (r,) = make_engine().handle({"id": "bad", **query})
+    assert r == {"id": "bad", "error": r["error"], "field": field}
+
+
+def test_unknown_and_unsupported_fields_warn_and_the_query_is_answered():
+    out = answers(make_engine(), foo=1, avoidMoves=[], maxVisits=4)
+    assert out[0] == {"id": "q", "warning": "unknown field 'foo' ignored", "field": "foo"}
+    assert out[1]["field"] == "avoidMoves" and "warning" in out[1]
+    assert out[2]["turnNumber"] == 0
+
+
+def test_actions():
+    e = make_engine()
+    (v,) = e.handle({"id": "v", "action": "query_version"})
+    assert v["action"] == "query_version" and v["version"]
+    assert e.handle({"id": "c", "action": "clear_cache"}) == [{"id": "c", "action": "clear_cache"}]
+    (t,) = e.handle({"id": "t", "action": "terminate", "terminateId": "q"})
+    assert t["terminateId"] == "q"
+    assert "error" in e.handle({"id": "t", "action": "terminate"})[0]
+    assert e.handle({"id": "z", "action": "dance"})[0]["field"] == "action"
+
+
+def test_random_and_malformed_queries_never_crash_the_engine():
+    rng = random.Random(0)
+    e = make_engine(visits=2)
+    values = [None, True, 0, -3, 2.5, "", "x", "B", "D4", "pass", [], {}, [["B", "D4"]],
+              [["W", "Q16"], ["B", "pass"]], [0, 1], {"reportAnalysisWinratesAs": "WHITE"}, 9,
+              19, 1e9, [["B"]], [[1, 2]]]  # fmt: skip
+    keys = ["id", "moves", "initialStones", "initialPlayer", "rules", "komi", "boardXSize",
+            "boardYSize", "analyzeTurns", "maxVisits", "includeOwnership", "includePolicy",
+            "overrideSettings", "action", "terminateId", "priority"]  # fmt: skip
+    lines = ["", "{", "[]", "null", '"q"', "{}", '{"id": 1}']
+    for _ in range(400):
+        q = {"id": "r", "boardXSize": rng.choice([2, 5, 9])}
+        for k in rng.sample(keys, rng.randint(1, 4)):
+            q[k] = rng.choice(values)
+        lines.append(json.dumps(q))
+    for line in lines:
+        out = e.handle_line(line)
+        assert out, line
+        for r in out:
+            assert json.loads(json.dumps(r)) == r
+            assert "error" in r or "warning" in r or "turnNumber" in r or "action" in r
+
+
+def test_serve_writes_one_json_object_per_line():
+    inp = io.StringIO(
+        '{"id":"a","boardXSize":9,"maxVisits":4}\nnot json\n\n{"id":"v","action":"query_version"}\n'
+    )
+    out = io.StringIO()
+    assert serve(make_engine(), inp, out) == 3
+    rows = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert [r.get("id") for r in rows] == ["a", None, "v"]
+
+
+def test_gomove_analysis_command_answers_on_stdout_only():
+    query = '{"id":"a","boardXSize":9,"maxVisits":8,"moves":[["B","E5"]]}\n'
+    done = subprocess.run([sys.executable, "-m", "gomove.cli", "analysis"], input=query,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (r,) = [json.loads(x) for x in done.stdout.splitlines()]
+    assert r["id"] == "a" and r["rootInfo"]["currentPlayer"] == "W"
+
+
+def test_query_error_names_its_field():
+    with pytest.raises(QueryError) as e:
+        Query.parse({"id": "x", "komi": None}, 10)
+    assert e.value.field == "komi"

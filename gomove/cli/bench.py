@@ -1,7 +1,7 @@
 """``gomove bench`` (``python bench.py``): benchmarks, JSON lines out.
 
     gomove bench [replay] [extract] [mm] [fbt] [rankers] [scale] [playout] [mc-owner]
-                 [search] [predict]
+                 [search] [predict] [analysis]
     gomove bench mm fbt --mm-games 300 --data ../shared/data
     gomove bench search --policy RUN_LIGHT/policy.npz --model RUN/model.pt
 
@@ -26,6 +26,7 @@ ALL = (
     "mc-owner",
     "search",
     "predict",
+    "analysis",
 )
 
 

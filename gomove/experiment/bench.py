@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from gomove.board.board import BLACK, SIZE, copy_board, new_board, play
+from gomove.board.coords import loc_to_gtp, move_to_loc
 from gomove.board.replay import Rules, board_at, game_arrays, replay
 from gomove.data.dataset import build_dataset, harvest_cached
 from gomove.data.flat import FlatData
@@ -36,6 +37,7 @@ from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import harvest
 from gomove.memory import peak_rss_mb
+from gomove.play.analysis.engine import AnalysisEngine
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig, pachi_prior
 from gomove.play.search.search import Search
@@ -608,6 +610,50 @@ def bench_predict(games: list, model_path: str | None, n_positions: int = 300) -
                   "us_extraction_per_position": round(1e6 * dt_extract / n)})]  # fmt: skip
 
 
+def bench_analysis(
+    games: list, policy_path: str | None, model_path: str | None, stride_1000: int = 10
+) -> list[dict]:
+    """``gomove analysis`` on a whole real 19x19 game (the first of 200 moves or more):
+    every turn at 100 visits, every stride_1000-th turn at 1,000 visits, and the model's
+    prediction alone (``gomove predict``) on every turn; turns per second (wall clock),
+    the score playouts included."""
+    if policy_path is None or model_path is None:
+        return [emit({"bench": "analysis", "skipped": "needs --policy and --model"})]
+    game = next((g for g in games if g.size == 19 and len(g.moves) >= 200), None)
+    if game is None:
+        return [emit({"bench": "analysis", "skipped": "no 19x19 game of 200 moves"})]
+    predictor = Predictor.from_checkpoint(model_path)
+    policy = PatternPolicy.load(policy_path)
+    moves = [["B" if c == BLACK else "W", loc_to_gtp(move_to_loc(m, 19), 19)]
+             for c, m in game.moves]  # fmt: skip
+    out = []
+    for visits, turns in ((100, list(range(len(moves) + 1))),
+                          (1000, list(range(0, len(moves) + 1, stride_1000)))):  # fmt: skip
+        cfg = SearchConfig(sims=visits, resign=0.0, seed=0)
+        engine = AnalysisEngine(lambda size, cfg=cfg: Search(cfg, policy, predictor), predictor,
+                                policy, default_visits=visits)  # fmt: skip
+        query = {"id": "bench", "moves": moves, "komi": game.komi, "analyzeTurns": turns,
+                 "includeOwnership": True, "includePolicy": True}  # fmt: skip
+        engine.handle({**query, "analyzeTurns": [10]})  # compile
+        t0 = time.perf_counter()
+        answers = engine.handle(query)
+        dt = time.perf_counter() - t0
+        assert all("turnNumber" in r for r in answers), answers[:1]
+        out.append(emit({"bench": "analysis", "visits": visits, "turns": len(turns),
+                         "seconds": round(dt, 1), "turns_per_s": round(len(turns) / dt, 2),
+                         "game_moves": len(moves)}))  # fmt: skip
+    boards = [board_at(game, t + 1) for t in range(len(moves) + 1)]  # after t moves
+    predictor.predict(*boards[1])
+    t0 = time.perf_counter()
+    for board, color in boards:
+        predictor.predict(board, color)
+    dt = time.perf_counter() - t0
+    out.append(emit({"bench": "analysis", "visits": 0, "policy_only": True,
+                     "turns": len(boards), "seconds": round(dt, 2),
+                     "turns_per_s": round(len(boards) / dt, 1)}))  # fmt: skip
+    return out
+
+
 def run(
     which: list[str],
     data: str | None = None,
@@ -649,5 +695,7 @@ def run(
         out += bench_search(games, policy_path, model_path)
     if "predict" in which:
         out += bench_predict(games, model_path)
+    if "analysis" in which:
+        out += bench_analysis(games, policy_path, model_path)
     out.append(emit({"bench": "memory", "peak_rss_mb": round(peak_rss_mb())}))
     return out

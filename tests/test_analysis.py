@@ -125,6 +125,17 @@ def test_a_bad_field_is_an_error_on_its_id(query, field):
     assert r == {"id": "bad", "error": r["error"], "field": field}
 
 
+def test_reports_during_the_search_come_first_and_grow():
+    out = answers(make_engine(), moves=[["B", "E5"]], maxVisits=10**6, reportDuringSearchEvery=0.1,
+                  overrideSettings={"maxTime": 0.6})  # fmt: skip
+    assert len(out) >= 3 and out[-1]["isDuringSearch"] is False
+    assert all(r["isDuringSearch"] for r in out[:-1])
+    visits = [r["rootInfo"]["visits"] for r in out]
+    assert visits == sorted(visits) and visits[0] > 0
+    # the tree goes on growing across the reports: its moves' visits add up to the total
+    assert sum(m["visits"] for m in out[-1]["moveInfos"]) == pytest.approx(visits[-1], rel=0.05)
+
+
 def test_unknown_and_unsupported_fields_warn_and_the_query_is_answered():
     out = answers(make_engine(), foo=1, avoidMoves=[], maxVisits=4)
     assert out[0] == {"id": "q", "warning": "unknown field 'foo' ignored", "field": "foo"}

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,7 @@ from gomove.playout.policy import PatternPolicy
 
 log = logging.getLogger(__name__)
 
+Write = Callable[[dict[str, Any]], None]  # takes one response as it is made
 ROOT_SCORE_PLAYOUTS = 128
 MOVE_SCORE_PLAYOUTS = (8, 64)  # a move's score playouts: its visits, clipped to this
 
@@ -68,25 +70,28 @@ class AnalysisEngine:
 
     # requests
 
-    def handle_line(self, line: str) -> list[dict[str, Any]]:
-        """The responses to one input line (never raises)."""
+    def handle_line(self, line: str, write: Write | None = None) -> list[dict[str, Any]]:
+        """The responses to one input line (never raises); write as handle takes it."""
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             return [{"error": f"could not parse JSON: {e}"}]
         if not isinstance(obj, dict):
             return [{"error": "a request must be a JSON object"}]
-        return self.handle(obj)
+        return self.handle(obj, write)
 
-    def handle(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
-        """The responses to one request object (never raises)."""
+    def handle(self, obj: dict[str, Any], write: Write | None = None) -> list[dict[str, Any]]:
+        """The responses to one request object (never raises). The reports during a search
+        (reportDuringSearchEvery) go to write as they are made; without write, into the
+        list before the final responses."""
         qid = obj.get("id")
+        out: list[dict[str, Any]] = []
         try:
             if "action" in obj:
                 return [self._action(obj)]
             query = Query.parse(obj, self.default_visits)
-            out = [{"id": query.id, "warning": msg, "field": f} for f, msg in query.warnings]
-            return out + self.analyse(query)
+            out += [{"id": query.id, "warning": msg, "field": f} for f, msg in query.warnings]
+            return out + self.analyse(query, write or out.append)
         except QueryError as e:
             err = {"id": qid, "error": str(e)}
             return [err | {"field": e.field}] if e.field else [err]
@@ -111,15 +116,16 @@ class AnalysisEngine:
 
     # analysis
 
-    def analyse(self, q: Query) -> list[dict[str, Any]]:
-        """One response per turn of q.turns, in turn order."""
+    def analyse(self, q: Query, write: Write) -> list[dict[str, Any]]:
+        """One response per turn of q.turns, in turn order (reports during the searches
+        to write)."""
         board = setup_board(q)
         out = []
         want = set(q.turns)
         passes = 0
         for t in range(max(want) + 1):
             if t in want:
-                out.append(self.analyse_turn(q, t, board, passes))
+                out.append(self.analyse_turn(q, t, board, passes, write))
             if t < len(q.moves):
                 color, loc = q.moves[t]
                 why = move_error(board, loc, color)
@@ -135,14 +141,37 @@ class AnalysisEngine:
             s = self.searches[size] = self.new_search(size)
         return s
 
-    def analyse_turn(self, q: Query, turn: int, board: Board, passes: int) -> dict[str, Any]:
-        """The response for the position board (unchanged), q.player_at(turn) to move."""
+    def analyse_turn(
+        self, q: Query, turn: int, board: Board, passes: int, write: Write
+    ) -> dict[str, Any]:
+        """The response for the position board (unchanged), q.player_at(turn) to move;
+        with q.report_every, the search runs in slices of that many seconds (continuing
+        its tree) and each slice but the last is reported to write."""
         color = q.player_at(turn)
-        size = q.size
-        search = self._search(size)
+        search = self._search(q.size)
         search.clear()
-        res = search.run(copy_board(board), color, q.komi, passes, sims=q.max_visits,
-                         seconds=q.max_time)  # fmt: skip
+        start = time.perf_counter()
+        done, own = 0, None
+        every = q.report_every if search.cfg.reuse else None
+        while True:
+            left = None if q.max_time is None else q.max_time - (time.perf_counter() - start)
+            seconds = left if every is None else min(every, left if left is not None else every)
+            res = search.run(copy_board(board), color, q.komi, passes,
+                             sims=q.max_visits - done, seconds=seconds)  # fmt: skip
+            if res.ownership is not None:  # the slices' maps, weighted by their simulations
+                own = res.ownership * res.sims if own is None else own + res.ownership * res.sims
+            done += res.sims
+            out_of_time = q.max_time is not None and time.perf_counter() - start >= q.max_time
+            if done >= q.max_visits or out_of_time or res.sims == 0 or every is None:
+                break
+            write(self._response(q, turn, board, color, res, done, own, during=True))
+        return self._response(q, turn, board, color, res, done, own, during=False)
+
+    def _response(self, q: Query, turn: int, board: Board, color: int, res, done: int, own,
+                  during: bool) -> dict[str, Any]:  # fmt: skip
+        """A response from the search so far: res's root moves (the whole tree), done
+        simulations, own the sum of the slices' ownership maps times their simulations."""
+        size = q.size
         flip = _flip(q.perspective, color)  # the side to move's fractions -> the perspective's
         sign = -1.0 if q.perspective == "WHITE" else 1.0  # Black's scores -> the perspective's
         if q.perspective == "SIDETOMOVE" and color == WHITE:
@@ -157,19 +186,19 @@ class AnalysisEngine:
         out: dict[str, Any] = {
             "id": q.id,
             "turnNumber": turn,
-            "isDuringSearch": False,
+            "isDuringSearch": during,
             "moveInfos": infos,
             "rootInfo": {
                 "winrate": flip(wr),
                 "scoreLead": sign * float(np.mean(root_scores)),
                 "scoreStdev": float(np.std(root_scores)),
                 "utility": 2.0 * flip(wr) - 1.0,
-                "visits": int(res.sims),
+                "visits": int(done),
                 "currentPlayer": "B" if color == BLACK else "W",
             },
         }
         if q.include_ownership:
-            own = res.ownership if res.ownership is not None else _owner(root_counts)
+            own = own / done if own is not None and done > 0 else _owner(root_counts)
             out["ownership"] = _top_rows(sign * own)
         if q.include_policy:
             if probs is None:

@@ -64,6 +64,7 @@ class Query:
     include_policy: bool = False
     include_pv_visits: bool = False
     priority: int = 0
+    report_every: float | None = None  # seconds between reports during the search
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (field, message)
 
     def player_at(self, turn: int) -> int:
@@ -129,7 +130,13 @@ class Query:
                 max_time = float(v)
             else:
                 warnings.append(("overrideSettings", f"setting {k!r} ignored"))
-        for k in ("avoidMoves", "allowMoves", "reportDuringSearchEvery"):
+        every = obj.get("reportDuringSearchEvery")
+        if every is not None and (
+            isinstance(every, bool) or not isinstance(every, int | float) or every <= 0
+        ):
+            raise QueryError("reportDuringSearchEvery must be a positive number of seconds",
+                             "reportDuringSearchEvery")  # fmt: skip
+        for k in ("avoidMoves", "allowMoves"):
             if k in obj:
                 warnings.append((k, f"{k} is not supported yet: ignored"))
         flags = {}
@@ -144,7 +151,7 @@ class Query:
             qid, x, moves, stones, None if ip is None else PLAYERS[ip], float(komi),
             sorted(set(turns)), visits, max_time, perspective, flags["includeOwnership"],
             flags["includeMovesOwnership"], flags["includePolicy"], flags["includePVVisits"],
-            priority, warnings,
+            priority, None if every is None else float(every), warnings,
         )  # fmt: skip
 
 

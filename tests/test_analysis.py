@@ -118,6 +118,9 @@ def test_initial_player_and_first_move_set_who_moves_first():
         ({"initialPlayer": "X"}, "initialPlayer"),
         ({"moves": [["B", "D4"], ["W", "D4"]]}, "moves"),
         ({"initialStones": [["B", "pass"]]}, "initialStones"),
+        ({"avoidMoves": [{"player": "B", "moves": ["D4"]}]}, "avoidMoves"),
+        ({"allowMoves": [{"player": "X", "moves": [], "untilDepth": 1}]}, "allowMoves"),
+        ({"allowMoves": [{"player": "B", "moves": ["D4"], "untilDepth": 1}] * 2}, "allowMoves"),
     ],
 )
 def test_a_bad_field_is_an_error_on_its_id(query, field):
@@ -137,10 +140,25 @@ def test_reports_during_the_search_come_first_and_grow():
 
 
 def test_unknown_and_unsupported_fields_warn_and_the_query_is_answered():
-    out = answers(make_engine(), foo=1, avoidMoves=[], maxVisits=4)
+    avoid = [{"player": "B", "moves": ["E5"], "untilDepth": 3}]
+    out = answers(make_engine(), foo=1, avoidMoves=avoid, maxVisits=4)
     assert out[0] == {"id": "q", "warning": "unknown field 'foo' ignored", "field": "foo"}
-    assert out[1]["field"] == "avoidMoves" and "warning" in out[1]
+    assert out[1]["field"] == "avoidMoves" and "first move" in out[1]["warning"]
     assert out[2]["turnNumber"] == 0
+
+
+def test_allow_and_avoid_moves_restrict_the_first_move():
+    allow = [{"player": "B", "moves": ["C3", "G7"], "untilDepth": 1}]
+    (r,) = answers(make_engine(visits=40), allowMoves=allow, maxVisits=40)
+    assert {m["move"] for m in r["moveInfos"]} <= {"C3", "G7", "pass"}
+    assert {m["move"] for m in r["moveInfos"]} >= {"C3", "G7"}
+    avoid = [{"player": "B", "moves": ["C3", "G7", "E5"], "untilDepth": 1}]
+    (r,) = answers(make_engine(visits=200), avoidMoves=avoid, maxVisits=200)
+    played = {m["move"] for m in r["moveInfos"]}
+    assert played and not played & {"C3", "G7", "E5"}
+    # an entry for the other player leaves the first move alone
+    (r,) = answers(make_engine(visits=40), allowMoves=[{**allow[0], "player": "W"}], maxVisits=40)
+    assert len(r["moveInfos"]) > 3
 
 
 def test_actions():

@@ -150,6 +150,7 @@ class AnalysisEngine:
         color = q.player_at(turn)
         search = self._search(q.size)
         search.clear()
+        search.root_allowed = root_mask(q, color, board)
         start = time.perf_counter()
         done, own = 0, None
         every = q.report_every if search.cfg.reuse else None
@@ -253,6 +254,25 @@ def setup_board(q: Query) -> Board:
     b.info[LAST2] = NO_MOVE
     b.info[KO] = -1
     return b
+
+
+def root_mask(q: Query, color: int, board: Board) -> np.ndarray | None:
+    """Which points color may play at the root under q's allowMoves and avoidMoves for
+    color (None: all); PASS stays allowed."""
+    entries = [(locs, True) for p, locs in q.allow if p == color]
+    entries += [(locs, False) for p, locs in q.avoid if p == color]
+    if not entries:
+        return None
+    allowed = np.ones(board.color.shape[0], np.bool_)
+    for locs, allow in entries:
+        pts = [x for x in locs if x != PASS]
+        if allow:
+            only = np.zeros_like(allowed)
+            only[pts] = True
+            allowed &= only
+        else:
+            allowed[pts] = False
+    return allowed
 
 
 def policy_array(probs: dict[int, float], size: int) -> list[float]:

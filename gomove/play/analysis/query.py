@@ -65,6 +65,8 @@ class Query:
     include_pv_visits: bool = False
     priority: int = 0
     report_every: float | None = None  # seconds between reports during the search
+    avoid: list[tuple[int, list[int]]] = field(default_factory=list)  # (player, locs)
+    allow: list[tuple[int, list[int]]] = field(default_factory=list)  # (player, locs)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (field, message)
 
     def player_at(self, turn: int) -> int:
@@ -136,9 +138,10 @@ class Query:
         ):
             raise QueryError("reportDuringSearchEvery must be a positive number of seconds",
                              "reportDuringSearchEvery")  # fmt: skip
-        for k in ("avoidMoves", "allowMoves"):
-            if k in obj:
-                warnings.append((k, f"{k} is not supported yet: ignored"))
+        avoid = _restrictions(obj, "avoidMoves", x, warnings)
+        allow = _restrictions(obj, "allowMoves", x, warnings)
+        if len(allow) > 1:
+            raise QueryError("allowMoves takes one entry at most", "allowMoves")
         flags = {}
         for k in ("includeOwnership", "includeMovesOwnership", "includePolicy",
                   "includePVVisits"):  # fmt: skip
@@ -151,7 +154,7 @@ class Query:
             qid, x, moves, stones, None if ip is None else PLAYERS[ip], float(komi),
             sorted(set(turns)), visits, max_time, perspective, flags["includeOwnership"],
             flags["includeMovesOwnership"], flags["includePolicy"], flags["includePVVisits"],
-            priority, None if every is None else float(every), warnings,
+            priority, None if every is None else float(every), avoid, allow, warnings,
         )  # fmt: skip
 
 
@@ -185,4 +188,32 @@ def _moves(obj: dict[str, Any], key: str, size: int) -> list[tuple[int, int]]:
         except ValueError as e:
             raise QueryError(f"{key}[{i}]: {e}", key) from None
         out.append((PLAYERS[m[0]], loc))
+    return out
+
+
+def _restrictions(
+    obj: dict[str, Any], key: str, size: int, warnings: list[tuple[str, str]]
+) -> list[tuple[int, list[int]]]:
+    """avoidMoves or allowMoves: [{"player": "B", "moves": ["C3", ...], "untilDepth": 1}]
+    as (player, locs). gomove restricts the first move of the search only: a deeper
+    untilDepth gets a warning."""
+    raw = obj.get(key, [])
+    if not isinstance(raw, list):
+        raise QueryError(f"{key} must be a list of objects", key)
+    out = []
+    for i, e in enumerate(raw):
+        if not isinstance(e, dict) or e.get("player") not in PLAYERS:
+            raise QueryError(f'{key}[{i}] needs "player": "B" or "W"', key)
+        moves, depth = e.get("moves"), e.get("untilDepth")
+        if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
+            raise QueryError(f"{key}[{i}].moves must be a list of vertices", key)
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise QueryError(f"{key}[{i}].untilDepth must be an integer >= 1", key)
+        if depth > 1:
+            warnings.append((key, f"{key}[{i}]: applied to the first move of the search only"))
+        try:
+            locs = [gtp_to_loc(m, size) for m in moves]
+        except ValueError as err:
+            raise QueryError(f"{key}[{i}]: {err}", key) from None
+        out.append((PLAYERS[e["player"]], locs))
     return out

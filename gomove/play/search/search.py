@@ -140,6 +140,9 @@ class Search:
         self.root = -1  # no tree yet
         self.root_key: tuple[int, int, int] | None = None
         self.schedule = pw_schedule(362, cfg.pw_base, cfg.pw_growth)
+        # the root's moves, when restricted (gomove analysis's avoidMoves and allowMoves):
+        # a mask over board points, PASS always allowed
+        self.root_allowed: np.ndarray | None = None
 
     def _player(self, replies: np.ndarray | None = None) -> PatternPlayer:
         c = self.cfg
@@ -198,15 +201,21 @@ class Search:
 
     def _root_moves(self, board: Board, color: int) -> tuple[np.ndarray, np.ndarray, bool]:
         """The root's children: the model's candidates by probability (progressive
-        widening), else every superko-legal move that fills no own eye, and pass."""
+        widening), else every superko-legal move that fills no own eye, and pass; only
+        those root_allowed allows, when set."""
         if self.cfg.pw:
             pred = self.predictor.predict(board, color)
             order = pred.order()
-            return pred.locs[order], pred.probs[order], True
-        size = int(board.info[SIZE])
-        out = np.empty(size * size + 1, np.int64)
-        n = tree_moves(board, color, True, out)
-        return out[:n], np.full(n, 1.0 / n), False
+            locs, priors, ranked = pred.locs[order], pred.probs[order], True
+        else:
+            size = int(board.info[SIZE])
+            out = np.empty(size * size + 1, np.int64)
+            n = tree_moves(board, color, True, out)
+            locs, priors, ranked = out[:n], np.full(n, 1.0 / n), False
+        if self.root_allowed is not None:
+            keep = (locs == PASS) | self.root_allowed[np.maximum(locs, 0)]
+            locs, priors = locs[keep], priors[keep]
+        return locs, priors, ranked
 
     def _prepare_replies(self, board: Board) -> None:
         """With cfg.lgr, a table of replies for this board's size (a new one, and a

@@ -27,8 +27,17 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch.profiler import ProfilerActivity
+from torch.profiler import profile as torch_profile
 
+from gomove.data.flat import FlatData
+from gomove.data.loader import BatchLoader
+from gomove.experiment.bench import bench_dataset
 from gomove.experiment.runs import launch, read_history, read_positions, read_run_checkpoint
+from gomove.train.config import SGDConfig
+from gomove.train.mm.fit import MMConfig, train_mm
+from gomove.train.mm.tensor import flat_mm
+from gomove.train.sgd.loop import train_sgd
 
 
 def _overrides(args: argparse.Namespace) -> list[str]:
@@ -85,6 +94,42 @@ def _compare(name: str, args: argparse.Namespace) -> dict:
     return out
 
 
+def profile(args: argparse.Namespace) -> None:
+    """torch.profiler over 2 MM iterations of the flat engine and 1 padded FBT epoch on
+    args.device (CUDA: MM's tensor engine): the top operators by CUDA time and the
+    count of kernel launches, written to OUT/profile.txt."""
+    month = str(Path(args.data).resolve() / "tygem-9d-2006-01.zip")
+    ds = bench_dataset(month, args.games, str(Path(args.out) / "cache"), 10)
+    engine = flat_mm(FlatData.from_dataset(ds), args.device)
+    groups = ds.registry.group_spans()
+    fbt = SGDConfig(name="fbt", k=10, epochs=1, batch_size=1024)
+    data = BatchLoader(ds, batch_size=1024, in_memory=True)
+    train_mm(engine, ds.registry.n_features, groups, MMConfig(max_iters=1, tol=0),
+             device=args.device, progress=False)  # fmt: skip
+    train_sgd(data, ds.registry.n_features, fbt, device=args.device, progress=False)
+    lines = []
+    for name, fn in (
+        ("mm, 2 iterations", lambda: train_mm(engine, ds.registry.n_features, groups,
+                                              MMConfig(max_iters=2, tol=0), device=args.device,
+                                              progress=False)),
+        ("fbt padded, 1 epoch", lambda: train_sgd(data, ds.registry.n_features, fbt,
+                                                  device=args.device, progress=False)),
+    ):  # fmt: skip
+        with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            t0 = time.perf_counter()
+            fn()
+            if args.device == "cuda":
+                torch.cuda.synchronize()
+            wall = time.perf_counter() - t0
+        events = prof.key_averages()
+        launches = sum(e.count for e in events if e.key == "cudaLaunchKernel")
+        lines += [f"== {name}: {wall:.2f} s wall, {launches} kernel launches",
+                  events.table(sort_by="self_cuda_time_total", row_limit=12)]  # fmt: skip
+    text = "\n".join(lines)
+    print(text, flush=True)
+    (Path(args.out) / "profile.txt").write_text(text)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--data", required=True)
@@ -93,8 +138,13 @@ def main() -> None:
     p.add_argument("--mm-iters", type=int, default=20)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--out", required=True)
+    p.add_argument("--profile", action="store_true", help="profile MM and FBT on one device")
+    p.add_argument("--device", default="cuda", help="--profile's device")
     args = p.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
+    if args.profile:
+        profile(args)
+        return
     devices = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
     if devices == ["cpu"]:
         print("no CUDA: the cuda rows are skipped", flush=True)

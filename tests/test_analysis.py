@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from gomove.board.board import BLACK, WHITE
@@ -15,6 +16,7 @@ from gomove.board.coords import PASS, gtp_to_loc
 from gomove.play.analysis.engine import AnalysisEngine, policy_array
 from gomove.play.analysis.query import Query, QueryError
 from gomove.play.analysis.server import serve
+from gomove.play.predict import Prediction
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
 from gomove.playout.policy import PatternPolicy
@@ -59,7 +61,7 @@ def test_a_query_gets_katago_fields_for_the_last_turn(capture_model):
 
 def test_policy_array_is_top_row_first_then_pass():
     a9, j1 = gtp_to_loc("A9", 9), gtp_to_loc("J1", 9)
-    p = policy_array({a9: 0.5, j1: 0.25, PASS: 0.25}, 9)
+    p = policy_array(Prediction(np.array([a9, j1, PASS]), np.array([0.5, 0.25, 0.25]), 9))
     assert len(p) == 82 and p[0] == 0.5 and p[80] == 0.25 and p[81] == 0.25
     assert p.count(-1.0) == 79
 

@@ -36,6 +36,7 @@ class OwnershipMap:
     white: np.ndarray  # float64[size, size]
     mean_score: float
     score_stderr: float
+    score_stdev: float  # the spread of the final scores (population standard deviation)
     n: int
     to_move: int
 
@@ -70,6 +71,7 @@ def ownership(
         white=counts[WHITE] / n,
         mean_score=float(scores.mean()),
         score_stderr=float(scores.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
+        score_stdev=float(scores.std()),
         n=n,
         to_move=to_move,
     )

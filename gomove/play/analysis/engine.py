@@ -28,18 +28,19 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gomove import __version__
 from gomove.board.board import BLACK, KO, LAST, LAST2, WHITE, Board, copy_board, new_board, play
-from gomove.board.coords import NO_MOVE, PASS, from_loc, loc_to_gtp
+from gomove.board.coords import NO_MOVE, PASS, loc_to_gtp
 from gomove.board.replay import move_error
 from gomove.play.analysis.query import ACTIONS, Query, QueryError
-from gomove.play.predict import Predictor
+from gomove.play.ownership import OwnershipMap, ownership
+from gomove.play.predict import Prediction, Predictor, probability_grid
 from gomove.play.search.search import MoveInfo, Search
-from gomove.playout.driver import run_playouts
 from gomove.playout.policy import PatternPolicy
 
 log = logging.getLogger(__name__)
@@ -147,7 +148,8 @@ class AnalysisEngine:
         """The response for the position board (unchanged), q.player_at(turn) to move;
         with q.report_every, the search runs in slices of that many seconds (continuing
         its tree) and each slice but the last is reported to write."""
-        color = q.player_at(turn)
+        v = self._view(q, turn, board)
+        color = v.color
         search = self._search(q.size)
         search.clear()
         search.root_allowed = root_mask(q, color, board)
@@ -165,80 +167,105 @@ class AnalysisEngine:
             out_of_time = q.max_time is not None and time.perf_counter() - start >= q.max_time
             if done >= q.max_visits or out_of_time or res.sims == 0 or every is None:
                 break
-            write(self._response(q, turn, board, color, res, done, own, during=True))
-        return self._response(q, turn, board, color, res, done, own, during=False)
+            write(self._response(q, v, board, res, done, own, during=True))
+        return self._response(q, v, board, res, done, own, during=False)
 
-    def _response(self, q: Query, turn: int, board: Board, color: int, res, done: int, own,
+    def _view(self, q: Query, turn: int, board: Board) -> TurnView:
+        """What the turn's responses share, computed once for its reports and its answer."""
+        color = q.player_at(turn)
+        pred = self.predictor.predict(board, color) if self.predictor is not None else None
+        probs = None
+        if pred is not None:
+            probs = dict(zip(pred.locs.tolist(), pred.probs.tolist(), strict=True))
+        return TurnView(
+            turn,
+            color,
+            {"BLACK": BLACK, "WHITE": WHITE}.get(q.perspective, color),
+            probs,
+            policy_array(pred) if pred is not None and q.include_policy else None,
+            self._playouts(board, color, q.komi, ROOT_SCORE_PLAYOUTS, turn),
+        )
+
+    def _response(self, q: Query, v: TurnView, board: Board, res, done: int, own,
                   during: bool) -> dict[str, Any]:  # fmt: skip
         """A response from the search so far: res's root moves (the whole tree), done
         simulations, own the sum of the slices' ownership maps times their simulations."""
-        size = q.size
-        flip = _flip(q.perspective, color)  # the side to move's fractions -> the perspective's
-        sign = -1.0 if q.perspective == "WHITE" else 1.0  # Black's scores -> the perspective's
-        if q.perspective == "SIDETOMOVE" and color == WHITE:
-            sign = -1.0
-        probs = self.predictor.probs(board, color) if self.predictor is not None else None
-        infos = []
-        for order, m in enumerate(res.moves):
-            infos.append(self._move_info(q, board, color, m, order, probs, flip, sign, turn))
-        root_scores, root_counts = self._playouts(board, color, q.komi, ROOT_SCORE_PLAYOUTS, turn)
+        infos = [self._move_info(q, v, board, m, order) for order, m in enumerate(res.moves)]
         total = sum(m.visits for m in res.moves)
-        wr = sum(m.visits * m.winrate for m in res.moves) / total if total else 0.5
+        wr = v.frac(sum(m.visits * m.winrate for m in res.moves) / total if total else 0.5)
         out: dict[str, Any] = {
             "id": q.id,
-            "turnNumber": turn,
+            "turnNumber": v.turn,
             "isDuringSearch": during,
             "moveInfos": infos,
             "rootInfo": {
-                "winrate": flip(wr),
-                "scoreLead": sign * float(np.mean(root_scores)),
-                "scoreStdev": float(np.std(root_scores)),
-                "utility": 2.0 * flip(wr) - 1.0,
+                "winrate": wr,
+                "scoreLead": v.sign * v.root.mean_score,
+                "scoreStdev": v.root.score_stdev,
+                "utility": 2.0 * wr - 1.0,
                 "visits": int(done),
-                "currentPlayer": "B" if color == BLACK else "W",
+                "currentPlayer": "B" if v.color == BLACK else "W",
             },
         }
         if q.include_ownership:
-            own = own / done if own is not None and done > 0 else _owner(root_counts)
-            out["ownership"] = _top_rows(sign * own)
+            own = own / done if own is not None and done > 0 else v.root.black - v.root.white
+            out["ownership"] = _top_rows(v.sign * own)
         if q.include_policy:
-            if probs is None:
+            if v.policy is None:
                 out["policyWarning"] = "no model loaded (--model): no policy"
             else:
-                out["policy"] = policy_array(probs, size)
+                out["policy"] = v.policy
         return out
 
-    def _move_info(self, q, board, color, m: MoveInfo, order, probs, flip, sign, turn) -> dict:
+    def _move_info(self, q: Query, v: TurnView, board: Board, m: MoveInfo, order: int) -> dict:
         b = copy_board(board)
-        play(b, m.loc, color)
+        play(b, m.loc, v.color)
         n = int(np.clip(m.visits, *MOVE_SCORE_PLAYOUTS))
-        scores, counts = self._playouts(b, 3 - color, q.komi, n, turn * 1000 + order)
-        mean = sign * float(np.mean(scores))
+        after = self._playouts(b, 3 - v.color, q.komi, n, v.turn * 1000 + order)
+        mean = v.sign * after.mean_score
         info = {
             "move": loc_to_gtp(m.loc, q.size),
             "order": order,
             "visits": m.visits,
-            "winrate": flip(m.winrate),
-            "lcb": flip(min(max(m.lcb(), 0.0), 1.0)),
-            "utility": 2.0 * flip(m.winrate) - 1.0,
-            "prior": float(probs.get(m.loc, 0.0)) if probs is not None else m.prior,
+            "winrate": v.frac(m.winrate),
+            "lcb": v.frac(min(max(m.lcb(), 0.0), 1.0)),
+            "utility": 2.0 * v.frac(m.winrate) - 1.0,
+            "prior": v.probs.get(m.loc, 0.0) if v.probs is not None else m.prior,
             "scoreMean": mean,
             "scoreLead": mean,
-            "scoreStdev": float(np.std(scores)),
+            "scoreStdev": after.score_stdev,
             "pv": [loc_to_gtp(x, q.size) for x in m.pv],
         }
         if q.include_pv_visits:
             info["pvVisits"] = list(m.pv_visits)
         if q.include_moves_ownership:
-            info["ownership"] = _top_rows(sign * _owner(counts))
+            info["ownership"] = _top_rows(v.sign * (after.black - after.white))
         return info
 
-    def _playouts(self, board: Board, color: int, komi: float, n: int, seed: int):
-        """(final scores, Black minus White minus komi; owner counts) of n playouts."""
-        seed = self.seed * 1_000_003 + seed
-        if self.policy is not None:
-            return self.policy.run_playouts(board, color, komi, n, seed)
-        return run_playouts(board, color, komi, n, seed)
+    def _playouts(self, board: Board, color: int, komi: float, n: int, seed: int) -> OwnershipMap:
+        """n playouts from board (unchanged), color to move (the policy's, else uniform)."""
+        return ownership(board, color, n, komi, self.seed * 1_000_003 + seed, policy=self.policy)
+
+
+@dataclass(frozen=True)
+class TurnView:
+    """What the responses of one turn share (AnalysisEngine._view)."""
+
+    turn: int
+    color: int  # the colour to move
+    viewer: int  # whose winrates, scores and ownership: BLACK or WHITE (the perspective)
+    probs: dict[int, float] | None  # the model's move probabilities (None: no model)
+    policy: list[float] | None  # KataGo's policy array, when asked for
+    root: OwnershipMap  # the playouts from the position
+
+    @property
+    def sign(self) -> float:
+        """Black's scores and ownership -> the viewer's."""
+        return 1.0 if self.viewer == BLACK else -1.0
+
+    def frac(self, x: float) -> float:
+        """The side to move's fraction (a winrate) -> the viewer's."""
+        return float(x) if self.viewer == self.color else 1.0 - float(x)
 
 
 def setup_board(q: Query) -> Board:
@@ -275,30 +302,12 @@ def root_mask(q: Query, color: int, board: Board) -> np.ndarray | None:
     return allowed
 
 
-def policy_array(probs: dict[int, float], size: int) -> list[float]:
+def policy_array(pred: Prediction) -> list[float]:
     """KataGo's policy: size * size + 1 values, row by row from the top, then pass; -1 for
     the illegal points."""
-    out = np.full(size * size + 1, -1.0)
-    for loc, p in probs.items():
-        if loc == PASS:
-            out[-1] = p
-        else:
-            r, c = from_loc(loc, size)
-            out[(size - 1 - r) * size + c] = p
-    return out.tolist()
-
-
-def _flip(perspective: str, color: int) -> Callable[[float], float]:
-    """The side to move's fraction x in the perspective's view."""
-    if perspective == "SIDETOMOVE" or (perspective == "BLACK") == (color == BLACK):
-        return lambda x: float(x)
-    return lambda x: 1.0 - float(x)
-
-
-def _owner(counts: np.ndarray) -> np.ndarray:
-    """P(black) - P(white) from playout owner counts [3, size, size]."""
-    n = counts.sum(axis=0)
-    return (counts[BLACK] - counts[WHITE]) / np.maximum(n, 1)
+    grid = np.nan_to_num(probability_grid(pred)[::-1], nan=-1.0).reshape(-1)
+    passes = pred.probs[pred.locs == PASS]
+    return [*grid.tolist(), float(passes[0]) if len(passes) else -1.0]
 
 
 def _top_rows(own: np.ndarray) -> list[float]:

@@ -31,8 +31,10 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
         raise
 
 
-def atomic_save_npz(path: str | Path, **arrays: np.ndarray) -> None:
-    atomic_write(path, lambda f: np.savez(f, **arrays))
+def atomic_save_npz(path: str | Path, compress: bool = False, **arrays: np.ndarray) -> None:
+    """np.savez (np.savez_compressed with compress) to path, atomically."""
+    save = np.savez_compressed if compress else np.savez
+    atomic_write(path, lambda f: save(f, **arrays))
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

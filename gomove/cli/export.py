@@ -1,10 +1,12 @@
-"""``gomove export {mm,gammas,pachi}``: gomove's data and models as other programs' files.
+"""``gomove export {mm,gammas,pachi,packed}``: gomove's data and models as other programs' files.
 
 - ``gomove export mm DATASET_OR_RUN OUT.dat``: the competition file Coulom's
   ``mm`` reads (a dataset folder, or a run's training dataset);
 - ``gomove export gammas RUN OUT.txt``: a run's gammas as ``mm`` prints them;
 - ``gomove export pachi RUN OUTDIR [--base PACHI/patterns_mm.gamma]``:
-  Pachi's ``patterns_mm.spat`` and ``patterns_mm.gamma``.
+  Pachi's ``patterns_mm.spat`` and ``patterns_mm.gamma``;
+- ``gomove export packed RUN OUT.npz``: a run's model packed for shipping
+  (what scoring needs, compressed; every command that takes ``--model`` reads it).
 
 Examples:
 
@@ -20,7 +22,7 @@ import argparse
 import json
 import sys
 
-from gomove.export.models import export_gammas, export_mm, export_pachi
+from gomove.export.models import export_gammas, export_mm, export_pachi, export_packed
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -46,6 +48,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="Pachi's stock patterns_mm.gamma: its values for the features gomove lacks "
         "(without it those get 1)",
     )
+    pk = sub.add_parser("packed", help="a run's model packed for shipping (.npz)")
+    pk.add_argument("run", metavar="RUN")
+    pk.add_argument("out", metavar="OUT.npz")
+    pk.add_argument("--note", default="", help="one line on the model's data, shown by users")
     return p.parse_args(argv)
 
 
@@ -57,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.what == "gammas":
             export_gammas(args.run, args.out)
             summary = {"gammas": args.out}
+        elif args.what == "packed":
+            summary = export_packed(args.run, args.out, args.note)
         else:
             summary = export_pachi(args.run, args.out, args.base)
             summary["sources"] = sorted(set(summary["sources"].values()))

@@ -9,6 +9,7 @@ written from, so it is evaluated like any trained model
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from gomove.export.pachi import write_pachi
 from gomove.export.source import SourceError, extractor_of, load_run, training_dataset
 from gomove.models.checkpoint import save_checkpoint
 from gomove.models.mm import BradleyTerry
+from gomove.models.packed import write_packed
 
 
 def export_mm(source: str | Path, out: str | Path, progress: bool = False) -> dict[str, int]:
@@ -71,3 +73,30 @@ def export_pachi(
     if ex.table is None:
         raise SourceError(f"{run}: the model has no shape patterns")
     return write_pachi(out_dir, ex.registry, ex.table, mm_log_gamma(state, run), base_gamma)
+
+
+def export_packed(run: str | Path, out: str | Path, note: str = "") -> dict[str, object]:
+    """A run's model as a packed checkpoint (gomove.models.packed): what scoring needs,
+    with a source record of the run's data, settings and test figures; note: one line on
+    where it came from, which messages show."""
+    state = load_run(run)
+    cfg = state.get("config") or {}
+    data = cfg.get("data", {})
+    metrics_file = Path(run) / "metrics.json" if Path(run).is_dir() else None
+    test: dict[str, Any] = {}
+    if metrics_file is not None and metrics_file.is_file():
+        m = json.loads(metrics_file.read_text())
+        test = {k: m[k] for k in ("n_games", "n_positions", "top1", "log_evidence") if k in m}
+    last = state["history"][-1] if state["history"] else {}
+    source = {
+        "model": state["model_name"],
+        "note": note,
+        "model_args": state.get("model_args", {}),
+        "seed": cfg.get("seed"),
+        "train": [Path(p).name for p in data.get("train", [])],
+        "max_games": data.get("max_games"),
+        "validation": {k: v for k, v in last.items() if k.startswith("val_")},
+        "test": test,
+    }
+    write_packed(out, state, source)
+    return {"packed": str(out), "bytes": Path(out).stat().st_size, "source": source}

@@ -27,6 +27,7 @@ from gomove.features.registry import Registry
 from gomove.models import MoveModel
 from gomove.models.fbt import FactorizationBT
 from gomove.models.mm import BradleyTerry
+from gomove.models.packed import is_packed, read_packed
 from gomove.models.rankers import GaussianRanking, WinRateRanking
 
 CHECKPOINT_VERSION = 1
@@ -76,16 +77,27 @@ def save_checkpoint(
 
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
-    """The checkpoint dict, with ``extractor`` (FeatureExtractor) rebuilt and checked."""
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    if state.get("version") != CHECKPOINT_VERSION:
-        raise ValueError(
-            f"{path}: checkpoint version {state.get('version')}, expected {CHECKPOINT_VERSION}"
-        )
+    """The checkpoint dict, with ``extractor`` (FeatureExtractor) rebuilt and checked; a
+    ``.npz`` path is a packed checkpoint (gomove.models.packed)."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such model file")
+    if is_packed(path):
+        state = read_packed(path)
+    else:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        if state.get("version") != CHECKPOINT_VERSION:
+            raise ValueError(
+                f"{path}: checkpoint version {state.get('version')}, expected {CHECKPOINT_VERSION}"
+            )
     p = state["patterns"]
     table = None if p is None else PatternTable.from_dict(p)
     ex = FeatureExtractor(FeatureConfig(**state["features"]), table)
-    if ex.registry != Registry.from_dict(state["registry"]):
+    same = (
+        ex.registry.spec_hash() == state["registry_hash"]
+        if state["registry"] is None
+        else ex.registry == Registry.from_dict(state["registry"])
+    )
+    if not same:
         raise ValueError(
             f"{path}: the registry rebuilt from the checkpoint's features differs "
             "from the saved one (feature code changed since it was trained)"

@@ -41,7 +41,7 @@ from gomove.play.game import GameState
 from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.protocol import parse_command, preprocess
 from gomove.play.gtp.server import answer, serve
-from gomove.play.search.config import SearchConfig, pachi_prior
+from gomove.play.search.config import DEFAULT_TREE, SearchConfig, pachi_prior
 from gomove.playout.policy import PatternPolicy
 
 
@@ -253,9 +253,10 @@ def test_gtp_process(runs):
     assert re.fullmatch(r"= (B\+|W\+)[0-9.]+|= 0", blocks[3])
 
 
-def test_pachi_prior_follows_the_board_size(runs):
-    """--pachi-prior: Pachi's tree settings of each board size from the first search on
-    and after every boardsize (pachi_prior), --set over them, and the search plays."""
+def test_tree_follows_the_board_size(runs):
+    """--tree: Pachi's tree settings (pachi_prior) or Coulom's widening for each board size
+    from the first search on and after every boardsize, --set over them; auto picks the
+    measured best of each size (DEFAULT_TREE), and the search plays."""
     ap = argparse.ArgumentParser()
     add_engine_args(ap)
     args = ["--model", str(runs["mm"]), "--policy", str(runs["policy"]), "--sims", "30"]
@@ -268,9 +269,15 @@ def test_pachi_prior_follows_the_board_size(runs):
         assert e.search.cfg is e.search_cfg
     lines = transcript(e, "play b E5\ngenmove w\n")
     assert lines[0] == "=" and re.fullmatch(r"= ([A-HJ][1-9]|pass|resign)", lines[2])
-    plain = build_engine(ap.parse_args(args))
-    assert plain.sized is None and plain.search_cfg.prior_eqex == 0.0
-    with pytest.raises(ValueError, match="--pachi-prior needs the full model"):
+    coulom = build_engine(ap.parse_args([*args, "--tree", "coulom"]))
+    assert coulom.search_cfg.prior_eqex == 0.0 and coulom.search_cfg.pw
+    auto = build_engine(ap.parse_args(args))
+    for size in (9, 13, 19, 7, 15, 17):
+        assert transcript(auto, f"boardsize {size}\n")[0] == "="
+        pachi = DEFAULT_TREE[min(DEFAULT_TREE, key=lambda s: (abs(s - size), s))] == "pachi"
+        assert (auto.search_cfg.prior_eqex == pachi_prior(size)["prior_eqex"]) == pachi
+    assert build_engine(ap.parse_args([*args, "--no-pw"])).sized is None
+    with pytest.raises(ValueError, match="--tree pachi needs the full model"):
         build_engine(ap.parse_args([*args, "--pachi-prior", "--no-pw"]))
     with pytest.raises(ValueError, match="--set"):
         build_engine(ap.parse_args([*args, "--pachi-prior", "--set", "prior_eqx=3"]))
@@ -286,7 +293,7 @@ def test_gtp_cli_errors(tmp_path):
 
 def gtp_cmd(runs, *extra) -> list[str]:
     return [sys.executable, "-m", "gomove.cli", "gtp", "--policy", str(runs["policy"]),
-            "--sims", "20", "--no-pw", *extra]  # fmt: skip
+            "--model", "none", "--sims", "20", "--no-pw", *extra]  # fmt: skip
 
 
 def test_match_resumes(runs, tmp_path):
@@ -373,7 +380,7 @@ def test_fuzz_gtp_process():
     lines = [x for x in lines if "quit" not in x.lower()]
     expected = sum(parse_command(x) is not None for x in lines)
     proc = subprocess.run(
-        [sys.executable, "-m", "gomove.cli", "gtp", "--sims", "4", "--uniform"],
+        [sys.executable, "-m", "gomove.cli", "gtp", "--sims", "4", "--uniform", "--model", "none"],
         input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=600,
         encoding="utf-8", errors="replace",
     )  # fmt: skip
@@ -388,7 +395,7 @@ def test_fuzz_gtp_process():
 def test_match_cli_plays_another_engine(runs, tmp_path, capsys):
     """--engine: any GTP program in gomove's place, each row's ARGS added to its command."""
     engine = shlex.join([sys.executable, "-m", "gomove.cli", "gtp", "--policy", str(runs["policy"]),
-                         "--sims", "20", "--no-pw"])  # fmt: skip
+                         "--model", "none", "--sims", "20", "--no-pw"])  # fmt: skip
     out = tmp_path / "cal"
     match_main(["--engine", engine, "--row", "uni=--uniform", "--size", "5", "--komi", "0.5",
                 "--games", "2", "--level", "1", "--out", str(out)])  # fmt: skip
@@ -405,8 +412,8 @@ def test_match_cli_errors(tmp_path):
         match_main(["--engine", sys.executable, "--out", str(tmp_path / "x")])
     with pytest.raises(SystemExit, match="program not found"):
         match_main(["--engine", "no-such-engine-x", "--row", "a=", "--out", str(tmp_path)])
-    with pytest.raises(SystemExit, match="--model and --policy"):
-        match_main(["--out", str(tmp_path / "x")])
+    with pytest.raises(SystemExit, match="no such file"):
+        match_main(["--model", str(tmp_path / "none.pt"), "--out", str(tmp_path / "x")])
     with pytest.raises(SystemExit, match="'no-such-gnugo-x' not found"):
         match_main(["--engine", sys.executable, "--row", "a=", "--gnugo", "no-such-gnugo-x",
                     "--out", str(tmp_path / "x")])  # fmt: skip

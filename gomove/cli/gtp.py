@@ -1,19 +1,22 @@
 """``gomove gtp``: gomove as a GTP engine, for Go GUIs (Lizzie, Sabaki, GoGui) and matches.
 
+gomove gtp                                   # the shipped model, the strongest settings
 gomove gtp --model RUN/model.pt --policy RUN_LIGHT/policy.npz
-gomove gtp --model RUN/model.pt --mode policy --temperature 0.5
-gomove gtp --policy RUN_LIGHT/policy.npz --no-pw --sims 3000
-gomove gtp --model M --policy P --set rave=false --set c_uct=0.5
-gomove gtp --model M --policy P --pachi-prior
+gomove gtp --mode policy --temperature 0.5   # the model's move probabilities, no search
+gomove gtp --tree coulom --set pw_base=40    # Coulom's widening on every board size
+gomove gtp --model none --policy none --sims 3000   # plain UCT, uniform playouts
 
-Progressive widening needs the full model (--model), pattern playouts the
-light policy (--policy, the policy.npz of ``train.py model=mm features=light``).
-Every SearchConfig field can be set with --set key=value. --pachi-prior
-uses the full model in the tree as Pachi uses its patterns (pachi_prior: the
-values for each board size, every move of a ranked node open, the model's
-prior ordering them; the strongest 9x9 settings measured, docs/results.md);
---set overrides them (--set pw_base=40 --set promote_at=none: Coulom's
-widening schedule with the same prior).
+The defaults are the strongest settings measured (docs/engine.md, docs/matches/):
+the shipped full model (--model) ranks the moves of the tree and gives their
+prior, the shipped light policy (--policy) plays the playouts, and the tree
+follows --tree auto: on 9x9 and 13x13 Pachi's prior with every move open
+(pachi_prior: 187/200 against GNU Go level 10 on 9x9), on 19x19 Coulom's
+progressive widening (12/30 at 30,000 simulations). Each part turns off on its
+own: --tree coulom or --tree pachi on every size, --no-pw (plain UCT: the model
+only in policy mode), --uniform or --policy none (uniform playouts), --model none
+(no model). Every SearchConfig field can be set with --set key=value, over the
+tree's settings (--set pw_base=40 --set promote_at=none: Coulom's schedule with
+Pachi's prior).
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from functools import partial
 
+from gomove.cli.models import add_model_args, announce, load_model, load_policy
 from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.server import serve
 from gomove.play.predict import Predictor
-from gomove.play.search.config import SearchConfig, pachi_prior
-from gomove.playout.policy import PatternPolicy
+from gomove.play.search.config import TREES, SearchConfig, tree_settings
 
 
 def search_config(sets: list[str], base: dict | None = None) -> SearchConfig:
@@ -35,16 +39,13 @@ def search_config(sets: list[str], base: dict | None = None) -> SearchConfig:
     return SearchConfig.from_overrides(sets, base)
 
 
-def pachi_config(sets: list[str], base: dict, size: int) -> SearchConfig:
-    """--pachi-prior's settings for a board size: pachi_prior(size) over base, sets over both."""
-    return search_config(sets, {**base, **pachi_prior(size)})
+def tree_config(sets: list[str], base: dict, tree: str, size: int) -> SearchConfig:
+    """The settings for a board size: the tree's (tree_settings) over base, sets over both."""
+    return search_config(sets, {**base, **tree_settings(tree, size)})
 
 
 def add_engine_args(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument(
-        "--model", help="model.pt of any model kind (policy mode, progressive widening)"
-    )
-    ap.add_argument("--policy", help="policy.npz of train.py features=light (pattern playouts)")
+    add_model_args(ap)
     ap.add_argument("--mode", choices=("search", "policy"), default="search")
     ap.add_argument("--temperature", type=float, default=0.0, help="policy mode: 0 = argmax")
     ap.add_argument("--sims", type=int, help="simulations per move (default 5000)")
@@ -53,29 +54,49 @@ def add_engine_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--uniform", action="store_true", help="uniform playouts")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="any SearchConfig field")  # fmt: skip
-    ap.add_argument("--pachi-prior", action="store_true",
-                    help="Pachi's tree settings for each board size (pachi_prior)")  # fmt: skip
+    ap.add_argument("--tree", choices=("auto", *TREES), default="auto",
+                    help="how the model steers the tree: auto (the strongest measured for the "
+                    "board size), pachi (Pachi's prior, every move open) or coulom (progressive "
+                    "widening)")  # fmt: skip
+    ap.add_argument("--pachi-prior", dest="tree", action="store_const", const="pachi",
+                    help="the same as --tree pachi")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--gtp-version", help="what `version` answers (Lizzie wants Leela Zero's "
                     ">= 0.15 before it sends lz-analyze: --gtp-version 0.17)")  # fmt: skip
 
 
+def engine_settings(
+    sets: list[str], tree: str, base: dict, predictor: Predictor | None, playouts: bool
+) -> tuple[SearchConfig, Callable[[int], SearchConfig] | None]:
+    """(the search settings, the settings for each board size or None) of gtp's and
+    analysis's options: no model, no widening; no policy (playouts False), uniform
+    playouts; the tree's settings for each size when the model is in the tree."""
+    base = dict(base)
+    if predictor is None:
+        base["pw"] = False
+    if not playouts:
+        base["playouts"] = "uniform"
+    cfg = search_config(sets, base)
+    if not cfg.pw:
+        if tree == "pachi":
+            raise ValueError("--tree pachi needs the full model in the tree (a model, no --no-pw)")
+        return cfg, None
+    sized = partial(tree_config, sets, base, tree)
+    sized(9), sized(13), sized(19)  # an error in --set shows now, not at boardsize
+    return cfg, sized
+
+
 def build_engine(args: argparse.Namespace) -> GtpEngine:
+    """The engine of gtp's arguments; says on stderr which model and playouts it uses."""
+    predictor = load_model(args.model)
+    policy = None if args.uniform else load_policy(args.policy)
     base: dict = {"seed": args.seed}
     if args.sims is not None or args.seconds is not None:
         base["sims"], base["seconds"] = args.sims, args.seconds
-    if args.no_pw or args.model is None:
+    if args.no_pw:
         base["pw"] = False
-    if args.uniform or args.policy is None:
-        base["playouts"] = "uniform"
-    cfg = search_config(args.set, base)
-    sized = partial(pachi_config, args.set, base) if args.pachi_prior else None
-    if sized is not None:
-        if not cfg.pw:
-            raise ValueError("--pachi-prior needs the full model in the tree (--model, no --no-pw)")
-        sized(9), sized(19)  # an error in --set shows now, not at boardsize
-    predictor = Predictor.from_checkpoint(args.model) if args.model else None
-    policy = PatternPolicy.load(args.policy) if args.policy else None
+    cfg, sized = engine_settings(args.set, args.tree, base, predictor, policy is not None)
+    announce("gomove gtp", predictor, "none" if policy is None else args.policy)
     engine = GtpEngine(predictor, policy, cfg, mode=args.mode, temperature=args.temperature,
                        seed=args.seed, sized=sized)  # fmt: skip
     if args.gtp_version:

@@ -1,13 +1,15 @@
 """``gomove match``: Coulom's Table 2 against GNU Go: each row a gomove configuration,
 games played over GTP, resumable, written as SGF, tabulated with 95% intervals.
 
-gomove match --model RUN/model.pt --policy RUN_LIGHT/policy.npz --size 9 --games 100 \\
-    --sims 3000 --out matches/9x9 --workers 2
-gomove match ... --row "pattern+pw=" --row "pattern+pw+rave=--set rave=true"
+gomove match --size 9 --games 100 --sims 3000 --out matches/9x9 --workers 2
+gomove match --model RUN/model.pt --policy RUN_LIGHT/policy.npz ... \\
+    --row "pattern+pw=--tree coulom" --row "pattern+pw+rave=--tree coulom --set rave=true"
 
 Default rows: uniform (uniform playouts, plain UCT), pattern (pattern
-playouts, plain UCT), pattern+pw (pattern playouts and progressive widening).
-Rows are NAME=ARGS with gomove gtp arguments added to the common ones.
+playouts, plain UCT), pattern+pw (pattern playouts and progressive widening),
+default (gomove gtp's defaults for the board size). Rows are NAME=ARGS with
+gomove gtp arguments added to the common ones; --model and --policy default to
+the shipped model and policy, as gomove gtp's.
 Running the same command again resumes every row where it stopped.
 
 --engine plays another GTP program in gomove's place under the same harness
@@ -26,12 +28,14 @@ import sys
 from pathlib import Path
 
 from gomove.atomic import atomic_write_text
+from gomove.cli.models import NONE
 from gomove.evaluate.match import engine_command, find_program, run_match, summary
 
 DEFAULT_ROWS = (
     "uniform=--uniform --no-pw",
     "pattern=--no-pw",
-    "pattern+pw=",
+    "pattern+pw=--tree coulom",
+    "default=",
 )
 
 
@@ -39,8 +43,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="gomove match", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])  # fmt: skip
-    ap.add_argument("--model", help="model.pt (progressive widening)")
-    ap.add_argument("--policy", help="policy.npz (pattern playouts)")
+    ap.add_argument("--model", help="model.pt or .npz (the tree; default: the shipped model)")
+    ap.add_argument("--policy", help="policy.npz (pattern playouts; default: the shipped one)")
     ap.add_argument("--engine", help="or play this GTP engine command in gomove's place")
     ap.add_argument("--size", type=int, default=9)
     ap.add_argument("--komi", type=float, default=7.5)
@@ -61,16 +65,15 @@ def main(argv: list[str] | None = None) -> None:
         if not args.row:
             sys.exit("gomove match: --engine needs at least one --row NAME=ARGS")
     else:
-        if not (args.model and args.policy):
-            sys.exit("gomove match: --model and --policy are required (or --engine)")
-        for path in (args.model, args.policy):
-            if not Path(path).is_file():
+        models = []
+        for flag, path in (("--model", args.model), ("--policy", args.policy)):
+            if path is not None and path != NONE and not Path(path).is_file():
                 sys.exit(f"gomove match: {path}: no such file")
+            models += [flag, path] if path is not None else []
         budget = (
             ["--sims", str(args.sims)] if args.seconds is None else ["--seconds", str(args.seconds)]
         )
-        base = [sys.executable, "-m", "gomove.cli", "gtp", "--model", args.model,
-                "--policy", args.policy, *budget, "--seed", "0"]  # fmt: skip
+        base = [sys.executable, "-m", "gomove.cli", "gtp", *models, *budget, "--seed", "0"]
     tested = Path(base[0]).name if args.engine else "gomove"
     rows = []
     for spec in args.row or DEFAULT_ROWS:

@@ -2,6 +2,9 @@
 
 gomove ownership GAME.sgf --move 120 --playouts 1000 --out own.png
 gomove ownership ARCHIVE.zip --game 3 --move 150 --policy RUN/policy.npz
+
+The playouts follow the shipped light policy unless --policy names another
+(a policy.npz of train.py features=light) or none (uniform playouts).
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from gomove.board.replay import board_at
+from gomove.cli.models import add_model_args, load_policy, policy_name
 from gomove.play.ownership import ownership, plot_ownership
-from gomove.playout.policy import PatternPolicy
 from gomove.reading.games import load_game
 
 
@@ -30,25 +33,26 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--playouts", type=int, default=1000)
     ap.add_argument("--komi", type=float, default=None, help="default: the game's")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--policy", help="a policy.npz (train.py features=light); default: uniform")
+    add_model_args(ap, model=False)
     ap.add_argument("--out", default="ownership.png")
     args = ap.parse_args(argv)
     path = Path(args.sgf)
     try:
         game = load_game(path, args.game)
+        policy = load_policy(args.policy)
     except (OSError, ValueError) as e:
         raise SystemExit(f"gomove ownership: {e}") from None
     board, to_move = board_at(game, args.move)
     komi = game.komi if args.komi is None else args.komi
-    policy = PatternPolicy.load(args.policy) if args.policy else None
     own = ownership(board, to_move, args.playouts, komi, args.seed, policy=policy)
     where = "end" if args.move is None else f"move {args.move}"
     plot_ownership(board, own, args.out, title=f"{path.name}, {where}")
     dame = np.clip(1.0 - own.black - own.white, 0.0, 1.0)
     print(
-        f"{args.out}: {own.n} playouts, mean score {own.mean_score:+.2f} "
-        f"+- {own.score_stderr:.2f} (komi {komi}); points mostly black "
-        f"{int((own.black > 0.5).sum())}, mostly white {int((own.white > 0.5).sum())}, "
+        f"{args.out}: {own.n} playouts ({policy_name(args.policy)}), "
+        f"mean score {own.mean_score:+.2f} +- {own.score_stderr:.2f} (komi {komi}); "
+        f"points mostly black {int((own.black > 0.5).sum())}, "
+        f"mostly white {int((own.white > 0.5).sum())}, "
         f"mean dame share {dame.mean():.3f}"
     )
 

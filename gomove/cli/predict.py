@@ -1,8 +1,8 @@
 """``gomove predict``: a model's move probabilities on one position, printed and drawn.
 
-gomove predict --model RUN/model.pt GAME.sgf --move 120 --out pred.png
+gomove predict GAME.sgf --move 120 --out pred.png      # the shipped model
 gomove predict --model RUN/model.pt ARCHIVE.zip --game 3 --move 50
-gomove predict --model RUN/model.pt --moves "B D4 W Q16 B pass" --size 19
+gomove predict --moves "B D4 W Q16 B pass" --size 19
 
 The position is the board before move N of the game (1-based; default: after the
 last move), or the empty board with --moves played on it. When the game has a
@@ -46,7 +46,9 @@ def main(argv: list[str] | None = None) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("sgf", nargs="?", help="an SGF file, or an archive / folder (see --game)")
-    ap.add_argument("--model", required=True, help="a run's model.pt (any model kind)")
+    ap.add_argument(
+        "--model", metavar="PATH", help="a run's model.pt or a packed .npz (default: shipped)"
+    )
     ap.add_argument("--game", type=int, default=0, help="which game of an archive (0-based)")
     ap.add_argument("--move", type=int, default=None, help="before this move (default: the end)")
     ap.add_argument("--moves", help="instead of an SGF: GTP moves from the empty board")
@@ -57,7 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     if (args.sgf is None) == (args.moves is None):
         ap.error("give either an SGF (GAME.sgf --move N) or --moves")
     try:
-        predictor = Predictor.from_checkpoint(args.model)
+        predictor = (
+            Predictor.default() if args.model is None else Predictor.from_checkpoint(args.model)
+        )
         expert = None
         if args.sgf is not None:
             game = load_game(args.sgf, args.game)

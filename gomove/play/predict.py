@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from gomove import pretrained
 from gomove.board.board import BLACK, SIZE, WHITE, Board
 from gomove.board.coords import PASS, from_loc, loc_to_gtp
 from gomove.features.extractor import FeatureExtractor
@@ -74,13 +75,28 @@ class Predictor:
             )
 
     @classmethod
-    def from_checkpoint(cls, path: str | Path) -> Predictor:
-        """From a run's model.pt (any model kind; a clear error when the file is not one)."""
-        state = load_checkpoint(path)
+    def from_checkpoint(cls, path: str | Path, name: str | None = None) -> Predictor:
+        """From a run's model.pt or a packed .npz (any model kind; a clear error when the
+        file is not one); name: how messages call it (default: its kind and path)."""
+        return cls.from_state(load_checkpoint(path), name or None, path)
+
+    @classmethod
+    def from_state(cls, state: dict, name: str | None, path: str | Path) -> Predictor:
+        """From load_checkpoint's dict of the file at path."""
         module = state["module"]
         if isinstance(module, torch.nn.Module):
             module.eval()
-        return cls(module, state["extractor"], name=f"{state['model_name']} ({path})")
+        return cls(module, state["extractor"], name=name or f"{state['model_name']} ({path})")
+
+    @classmethod
+    def default(cls) -> Predictor:
+        """The full model shipped with gomove (gomove.pretrained; its card: docs/model-card.md)."""
+        path = pretrained.MODEL
+        if not path.is_file():
+            raise FileNotFoundError(pretrained.missing(path))
+        state = load_checkpoint(path)
+        name = pretrained.describe(state["model_name"], state["source"])
+        return cls.from_state(state, name, path)
 
     def features(self, board: Board, to_move: int) -> tuple[np.ndarray, torch.Tensor]:
         """(locs int64[n], feat LongTensor[1, n, G]) of the position, as a batch of one."""

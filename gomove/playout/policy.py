@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gomove import pretrained
 from gomove.board.board import Board
 from gomove.features.light_gammas import LightGammas
 from gomove.models.checkpoint import load_checkpoint
@@ -39,6 +40,13 @@ class PatternPolicy(LightGammas):
         if log_gamma is None:
             raise ValueError(f"{path}: a pattern policy needs an mm model's gammas")
         return cls.from_gammas(state["extractor"].registry, log_gamma.numpy())
+
+    @classmethod
+    def default(cls) -> PatternPolicy:
+        """The light policy shipped with gomove (gomove.pretrained, docs/model-card.md)."""
+        if not pretrained.POLICY.is_file():
+            raise FileNotFoundError(pretrained.missing(pretrained.POLICY))
+        return cls.load(pretrained.POLICY)
 
     def tables(self) -> PolicyTables:
         """The arrays the playout kernels read, built once."""

@@ -49,6 +49,35 @@ def pachi_prior(size: int) -> dict[str, Any]:
     )
 
 
+# How the full model steers the tree (gomove gtp --tree): Pachi's prior with every
+# move of a ranked node open ("pachi", pachi_prior) or Coulom's progressive widening
+# with its schedule ("coulom", SearchConfig's own defaults).
+TREES = ("pachi", "coulom")
+# The strongest tree measured for each board size, the default (docs/matches/, the
+# record of each choice: DEFAULT_TREE_RECORDS); sizes between take the nearer one.
+DEFAULT_TREE = {9: "pachi", 13: "pachi", 19: "coulom"}
+DEFAULT_TREE_RECORDS = {
+    9: "docs/matches/9x9-15000-pachiprior (187/200 against GNU Go 10; pw: 163/200)",
+    13: "docs/matches/13x13-3000 (pachi against coulom, GNU Go 10)",
+    19: "docs/matches/19x19-30000 (12/30 against GNU Go 10)",
+}
+
+
+def default_tree(size: int) -> str:
+    """DEFAULT_TREE for a board size (the nearest measured size; ties to the smaller)."""
+    nearest = min(DEFAULT_TREE, key=lambda s: (abs(s - size), s))
+    return DEFAULT_TREE[nearest]
+
+
+def tree_settings(tree: str, size: int) -> dict[str, Any]:
+    """The SearchConfig fields a tree choice sets for a board size ("auto": the default)."""
+    if tree == "auto":
+        tree = default_tree(size)
+    if tree not in TREES:
+        raise ValueError(f"unknown tree {tree!r}; one of auto, {', '.join(TREES)}")
+    return pachi_prior(size) if tree == "pachi" else {}
+
+
 @dataclass
 class SearchConfig:
     """The search's settings (see gomove.play.search.kernels for their use).

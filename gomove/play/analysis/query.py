@@ -16,6 +16,7 @@ Terms:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,18 +24,22 @@ from gomove.board.board import BLACK, WHITE
 from gomove.board.coords import gtp_to_loc
 
 # KataGo's rule names (and shorthands) that gomove scores as it always does: area
-# counting; the playouts and search forbid positional superko (tromp-taylor, chinese)
+# counting; the playouts and search forbid positional superko (tromp-taylor, chinese).
+# KataGo takes each name in any case, its words joined by "-", "_", " " or nothing
+# (KaTrain sends "new zealand" and "stone_scoring"): compared by _rules_key
 RULES = ("tromp-taylor", "chinese", "chinese-ogs", "chinese-kgs", "japanese", "korean",
-         "stone-scoring", "aga", "bga", "new-zealand", "aga-button")  # fmt: skip
+         "stone-scoring", "ancient-area", "ancient-territory", "aga", "bga", "french",
+         "new-zealand", "nz", "aga-button", "goe", "ing")  # fmt: skip
 PERSPECTIVES = ("BLACK", "WHITE", "SIDETOMOVE")
 PLAYERS = {"B": BLACK, "W": WHITE, "b": BLACK, "w": WHITE}
 KNOWN = {"id", "action", "moves", "initialStones", "initialPlayer", "rules", "komi",
          "boardXSize", "boardYSize", "analyzeTurns", "maxVisits", "includeOwnership",
          "includeMovesOwnership", "includePolicy", "includePVVisits", "avoidMoves",
          "allowMoves", "overrideSettings", "reportDuringSearchEvery", "priority",
-         "priorities", "terminateId", "turnNumbers", "whiteHandicapBonus"}  # fmt: skip
-ACTIONS = ("query_version", "clear_cache", "terminate")
-MAX_VISITS = 1_000_000
+         "priorities", "whiteHandicapBonus"}  # fmt: skip
+IGNORED = ("priorities", "whiteHandicapBonus")  # KataGo's fields that gomove does not act on
+ACTIONS = ("query_version", "clear_cache", "terminate", "terminate_all")
+MAX_VISITS = 2**50  # KataGo's bound (KaTrain's pondering asks for 10,000,000)
 
 
 class QueryError(ValueError):
@@ -82,8 +87,9 @@ class Query:
     def parse(cls, obj: dict[str, Any], max_visits_default: int) -> Query:
         """Check every field of a query object (not an action); QueryError on the first
         wrong one."""
-        qid = _id(obj)
+        qid = query_id(obj)
         warnings = [(k, f"unknown field {k!r} ignored") for k in obj if k not in KNOWN]
+        warnings += [(k, f"{k} ignored: gomove does not act on it") for k in IGNORED if k in obj]
         x, y = _int(obj, "boardXSize", 19), _int(obj, "boardYSize", None)
         y = x if y is None else y
         if x != y:
@@ -92,19 +98,19 @@ class Query:
             raise QueryError(f"board size {x} is not supported (2..19)", "boardXSize")
         rules = obj.get("rules", "tromp-taylor")
         if isinstance(rules, str):
-            if rules.lower() not in RULES:
+            if _rules_key(rules) not in {_rules_key(r) for r in RULES}:
                 raise QueryError(f"unknown rules {rules!r}; one of {', '.join(RULES)}", "rules")
         elif isinstance(rules, dict):
             warnings.append(("rules", "rules given as an object: gomove counts by area"))
         else:
             raise QueryError("rules must be a string or an object", "rules")
         komi = obj.get("komi", 7.5)
-        if isinstance(komi, bool) or not isinstance(komi, int | float) or abs(komi) > 150:
+        if isinstance(komi, bool) or not isinstance(komi, int | float) or not abs(komi) <= 150:
             raise QueryError("komi must be a number in [-150, 150]", "komi")
         moves = _moves(obj, "moves", x)
         stones = _moves(obj, "initialStones", x)
         ip = obj.get("initialPlayer")
-        if ip is not None and ip not in PLAYERS:
+        if ip is not None and not _is_player(ip):
             raise QueryError('initialPlayer must be "B" or "W"', "initialPlayer")
         turns = obj.get("analyzeTurns", [len(moves)])
         if not isinstance(turns, list) or not turns:
@@ -127,15 +133,13 @@ class Query:
                                      "overrideSettings")  # fmt: skip
                 perspective = v
             elif k == "maxTime":
-                if isinstance(v, bool) or not isinstance(v, int | float) or v <= 0:
+                if not _is_positive(v):
                     raise QueryError("maxTime must be a positive number", "overrideSettings")
                 max_time = float(v)
             else:
                 warnings.append(("overrideSettings", f"setting {k!r} ignored"))
         every = obj.get("reportDuringSearchEvery")
-        if every is not None and (
-            isinstance(every, bool) or not isinstance(every, int | float) or every <= 0
-        ):
+        if every is not None and not _is_positive(every):
             raise QueryError("reportDuringSearchEvery must be a positive number of seconds",
                              "reportDuringSearchEvery")  # fmt: skip
         avoid = _restrictions(obj, "avoidMoves", x, warnings)
@@ -158,7 +162,31 @@ class Query:
         )  # fmt: skip
 
 
-def _id(obj: dict[str, Any]) -> str:
+def _rules_key(name: str) -> str:
+    """A rules name as KataGo compares it: lower case, without "-", "_" and spaces."""
+    return "".join(c for c in name.lower() if c not in "-_ ")
+
+
+def _is_player(v: Any) -> bool:
+    """A player string; the isinstance first, as a list or an object is not hashable."""
+    return isinstance(v, str) and v in PLAYERS
+
+
+def _is_positive(v: Any) -> bool:
+    """A positive finite number of seconds (NaN and infinity are neither)."""
+    return not isinstance(v, bool) and isinstance(v, int | float) and 0 < v < math.inf
+
+
+def _loc(vertex: str, size: int) -> int:
+    """A GTP vertex as a loc; ASCII only, as str.isdigit and int also take other digits
+    (\"A\u0661\" would be A1)."""
+    if not vertex.isascii():
+        raise ValueError(f"{vertex!r} is not a vertex (ASCII letters and digits)")
+    return gtp_to_loc(vertex, size)
+
+
+def query_id(obj: dict[str, Any]) -> str:
+    """The id of a query or an action: every request needs one, a non-empty string."""
     qid = obj.get("id")
     if not isinstance(qid, str) or not qid:
         raise QueryError("every query needs an id (a non-empty string)", "id")
@@ -166,9 +194,10 @@ def _id(obj: dict[str, Any]) -> str:
 
 
 def _int(obj: dict[str, Any], key: str, default: int | None) -> int | None:
-    v = obj.get(key, default)
-    if v is None:
-        return None
+    """obj[key], an integer, or default when it is absent (null is no integer)."""
+    if key not in obj:
+        return default
+    v = obj[key]
     if isinstance(v, bool) or not isinstance(v, int):
         raise QueryError(f"{key} must be an integer", key)
     return v
@@ -181,10 +210,10 @@ def _moves(obj: dict[str, Any], key: str, size: int) -> list[tuple[int, int]]:
         raise QueryError(f'{key} must be a list of ["B" or "W", vertex] pairs', key)
     out = []
     for i, m in enumerate(raw):
-        if not (isinstance(m, list) and len(m) == 2 and m[0] in PLAYERS and isinstance(m[1], str)):
+        if not (isinstance(m, list) and len(m) == 2 and _is_player(m[0]) and isinstance(m[1], str)):
             raise QueryError(f'{key}[{i}]: {m!r} is not a ["B" or "W", vertex] pair', key)
         try:
-            loc = gtp_to_loc(m[1], size)
+            loc = _loc(m[1], size)
         except ValueError as e:
             raise QueryError(f"{key}[{i}]: {e}", key) from None
         out.append((PLAYERS[m[0]], loc))
@@ -202,7 +231,7 @@ def _restrictions(
         raise QueryError(f"{key} must be a list of objects", key)
     out = []
     for i, e in enumerate(raw):
-        if not isinstance(e, dict) or e.get("player") not in PLAYERS:
+        if not isinstance(e, dict) or not _is_player(e.get("player")):
             raise QueryError(f'{key}[{i}] needs "player": "B" or "W"', key)
         moves, depth = e.get("moves"), e.get("untilDepth")
         if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
@@ -212,7 +241,7 @@ def _restrictions(
         if depth > 1:
             warnings.append((key, f"{key}[{i}]: applied to the first move of the search only"))
         try:
-            locs = [gtp_to_loc(m, size) for m in moves]
+            locs = [_loc(m, size) for m in moves]
         except ValueError as err:
             raise QueryError(f"{key}[{i}]: {err}", key) from None
         out.append((PLAYERS[e["player"]], locs))

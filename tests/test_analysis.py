@@ -130,6 +130,12 @@ def test_a_bad_field_is_an_error_on_its_id(query, field):
     assert r == {"id": "bad", "error": r["error"], "field": field}
 
 
+@pytest.mark.parametrize("rules", ["new zealand", "stone_scoring", "Tromp_Taylor", "NZ", "korean"])
+def test_katago_rule_spellings_and_katrains_pondering_visits_parse(rules):
+    q = Query.parse({"id": "k", "rules": rules, "maxVisits": 10_000_000}, 16)
+    assert q.max_visits == 10_000_000 and not q.warnings
+
+
 def test_reports_during_the_search_come_first_and_grow():
     out = answers(make_engine(), moves=[["B", "E5"]], maxVisits=10**6, reportDuringSearchEvery=0.1,
                   overrideSettings={"maxTime": 2.0})  # fmt: skip
@@ -220,3 +226,32 @@ def test_query_error_names_its_field():
     with pytest.raises(QueryError) as e:
         Query.parse({"id": "x", "komi": None}, 10)
     assert e.value.field == "komi"
+
+
+def test_workers_answer_every_turn_and_terminate_stops_a_query(capture_model):
+    """serve(workers=2): the turns of queries analysed in worker processes, each answered
+    once with isDuringSearch false; terminate answers a queued turn noResults and stops
+    a running one with the search so far; errors and actions are answered at once."""
+    engine = make_engine(capture_model)
+    queries = [
+        {"id": "a", "moves": [["B", "E5"], ["W", "C3"]], "analyzeTurns": [0, 1, 2]},
+        {"id": "long", "moves": [["B", "E5"]], "maxVisits": 10**9, "analyzeTurns": [0, 1]},
+        {"id": "bad", "moves": [["B", "E5"], ["W", "E5"]]},
+        {"id": "t", "action": "terminate", "terminateId": "long"},
+        {"id": "v", "action": "query_version"},
+    ]
+    board = {"boardXSize": 9, "boardYSize": 9}
+    lines = "".join(json.dumps(q if "action" in q else board | q) + "\n" for q in queries)
+    out = io.StringIO()
+    assert serve(engine, io.StringIO(lines), out, workers=2) == 5
+    rows = [json.loads(x) for x in out.getvalue().splitlines()]
+    finals = sorted((r["id"], r["turnNumber"]) for r in rows if r.get("isDuringSearch") is False)
+    assert finals == [("a", 0), ("a", 1), ("a", 2), ("long", 0), ("long", 1)]
+    for r in rows:
+        if r.get("id") == "a":
+            assert r["rootInfo"]["visits"] == 16
+        if r.get("id") == "long":  # stopped early (searched a little) or never started
+            assert r.get("noResults") or 0 < r["rootInfo"]["visits"] < 10**9
+    assert {"id": "bad", "error": "moves[1]: illegal move (E5)", "field": "moves"} in rows
+    assert {"id": "t", "action": "terminate", "terminateId": "long"} in rows
+    assert any(r.get("version") for r in rows if r.get("id") == "v")

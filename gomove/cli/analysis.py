@@ -9,13 +9,15 @@ One JSON query per line in, its responses one JSON object per line out
 (docs/engine.md): moveInfos, rootInfo, ownership and policy in KataGo's orders
 and signs. The search is gomove gtp's, with its defaults (--tree, --set KEY=VALUE
 for any SearchConfig field); maxVisits (default --visits) is its simulations,
-overrideSettings' maxTime its seconds.
+overrideSettings' maxTime its seconds. Turns are analysed in parallel, one
+process a core (--workers), and answered as they finish, as KataGo's are.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from gomove.cli.gtp import engine_settings
@@ -39,6 +41,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="how the model steers the tree (gomove gtp --help)")  # fmt: skip
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="any SearchConfig field")  # fmt: skip
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="turns analysed at once, one process each (default: one per core; "
+                    "0: in turn, in this process)")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--log", default="WARNING", help="log level (to stderr)")
     args = ap.parse_args(argv)
@@ -58,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
 
     engine = AnalysisEngine(new_search, predictor, policy, default_visits=args.visits,
                             seed=args.seed)  # fmt: skip
-    serve(engine)
+    serve(engine, workers=args.workers)
 
 
 if __name__ == "__main__":

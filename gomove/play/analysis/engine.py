@@ -1,7 +1,8 @@
 """AnalysisEngine: KataGo's JSON analysis protocol answered by gomove's search and model.
 
 ``handle(obj)`` answers one request (a query or an action) with a list of JSON
-objects: one per analysed turn, or ``{"id", "error", "field"}``, preceded by
+objects: one per analysed turn, or ``{"id", "error", "field"}`` (``{"error"}`` when
+the request has no string id to answer on), preceded by
 ``{"id", "warning", "field"}`` for each field gomove ignores. The responses
 follow KataGo's docs/Analysis_Engine.md:
 
@@ -26,9 +27,10 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,7 +39,7 @@ from gomove import __version__
 from gomove.board.board import BLACK, KO, LAST, LAST2, WHITE, Board, copy_board, new_board, play
 from gomove.board.coords import NO_MOVE, PASS, loc_to_gtp
 from gomove.board.replay import move_error
-from gomove.play.analysis.query import ACTIONS, Query, QueryError
+from gomove.play.analysis.query import ACTIONS, Query, QueryError, query_id
 from gomove.play.ownership import OwnershipMap, ownership
 from gomove.play.predict import Prediction, Predictor, probability_grid
 from gomove.play.search.search import MoveInfo, Search
@@ -46,6 +48,7 @@ from gomove.playout.policy import PatternPolicy
 log = logging.getLogger(__name__)
 
 Write = Callable[[dict[str, Any]], None]  # takes one response as it is made
+MAX_DEPTH = 64  # how deeply a request may nest: an action echoes it, json.dumps recurses
 ROOT_SCORE_PLAYOUTS = 128
 MOVE_SCORE_PLAYOUTS = (8, 64)  # a move's score playouts: its visits, clipped to this
 
@@ -73,60 +76,97 @@ class AnalysisEngine:
 
     def handle_line(self, line: str, write: Write | None = None) -> list[dict[str, Any]]:
         """The responses to one input line (never raises); write as handle takes it."""
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            return [{"error": f"could not parse JSON: {e}"}]
-        if not isinstance(obj, dict):
-            return [{"error": "a request must be a JSON object"}]
-        return self.handle(obj, write)
+        obj, error = _parse(line)
+        return [error] if error is not None else self.handle(obj, write)
 
     def handle(self, obj: dict[str, Any], write: Write | None = None) -> list[dict[str, Any]]:
         """The responses to one request object (never raises). The reports during a search
         (reportDuringSearchEvery) go to write as they are made; without write, into the
-        list before the final responses."""
-        qid = obj.get("id")
+        list before the final responses. A request without a string id gets KataGo's
+        general error, {"error"}: no id to answer on."""
         out: list[dict[str, Any]] = []
+
+        def answer() -> list[dict[str, Any]]:
+            req = self.read(obj)
+            out.extend(req.responses)
+            for t, board, passes in req.positions:
+                out.append(self.analyse_turn(req.query, t, board, passes, write or out.append))
+            return out
+
+        return self.guarded(obj, answer)
+
+    def prepare(self, line: str) -> Request:
+        """One input line read and checked, nothing analysed (never raises): what to answer
+        now, and the query whose turns to analyse or the action to apply."""
+        obj, error = _parse(line)
+        if error is not None:
+            return Request([error])
+        req: list[Request] = []
+        responses = self.guarded(obj, lambda: req.append(self.read(obj)) or [])
+        return req[0] if req else Request(responses)
+
+    def read(self, obj: dict[str, Any]) -> Request:
+        """A request object checked (QueryError when it cannot be answered): an action's
+        answer, or a query's warnings and the positions of its turns."""
+        _check_values(obj)
+        if "action" in obj:
+            return Request([self._action(obj)], action=obj["action"],
+                           terminate_id=obj.get("terminateId"),
+                           turn_numbers=obj.get("turnNumbers"))  # fmt: skip
+        query = Query.parse(obj, self.default_visits)
+        warnings = [{"id": query.id, "warning": msg, "field": f} for f, msg in query.warnings]
+        return Request(warnings, query, positions=self.positions(query))
+
+    def guarded(self, obj: dict[str, Any], answer: Callable[[], list]) -> list[dict[str, Any]]:
+        """answer(), or the error response on the request's id when it raises."""
+        qid = obj.get("id") if isinstance(obj.get("id"), str) else None
         try:
-            if "action" in obj:
-                return [self._action(obj)]
-            query = Query.parse(obj, self.default_visits)
-            out += [{"id": query.id, "warning": msg, "field": f} for f, msg in query.warnings]
-            return out + self.analyse(query, write or out.append)
+            return answer()
         except QueryError as e:
+            if qid is None:
+                return [{"error": str(e)}]
             err = {"id": qid, "error": str(e)}
             return [err | {"field": e.field}] if e.field else [err]
         except Exception as e:  # keep serving: an engine bug is one query's error
             log.exception("analysis query %r failed", qid)
-            return [{"id": qid, "error": f"internal error: {type(e).__name__}: {e}"}]
+            err = {"error": f"internal error: {type(e).__name__}: {e}"}
+            return [err if qid is None else {"id": qid} | err]
 
     def _action(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The action done and its answer: the request echoed, as KataGo does, with
+        version and git_hash for query_version. Terminating is the server's (it knows
+        what runs): here the fields are checked."""
+        query_id(obj)
         action = obj["action"]
         if action not in ACTIONS:
             raise QueryError(f"unknown action {action!r}; one of {', '.join(ACTIONS)}", "action")
-        qid = obj.get("id")
         if action == "query_version":
-            return {"id": qid, "action": action, "version": __version__, "git_hash": "gomove"}
+            return obj | {"version": __version__, "git_hash": "gomove"}
         if action == "clear_cache":
             self.searches.clear()
-            return {"id": qid, "action": action}
-        if "terminateId" not in obj:
-            raise QueryError("terminate needs terminateId", "terminateId")
-        # queries are answered in turn, so none is running while this is read
-        return {"id": qid, "action": action, "terminateId": obj["terminateId"]}
+            return dict(obj)
+        if action == "terminate" and not isinstance(obj.get("terminateId"), str):
+            raise QueryError("terminate needs terminateId, a string", "terminateId")
+        turns = obj.get("turnNumbers")
+        if turns is not None and not (
+            isinstance(turns, list) and all(type(t) is int for t in turns)
+        ):
+            raise QueryError("turnNumbers must be a list of integers", "turnNumbers")
+        return dict(obj)
 
     # analysis
 
-    def analyse(self, q: Query, write: Write) -> list[dict[str, Any]]:
-        """One response per turn of q.turns, in turn order (reports during the searches
-        to write)."""
+    def positions(self, q: Query) -> list[tuple[int, Board, int]]:
+        """(turn, board, passes before it) of each turn of q, in turn order. Every move is
+        checked first, as KataGo does: an illegal move, even after the last turn asked
+        for, makes the query one error (QueryError)."""
         board = setup_board(q)
-        out = []
         want = set(q.turns)
+        out = []
         passes = 0
-        for t in range(max(want) + 1):
+        for t in range(len(q.moves) + 1):
             if t in want:
-                out.append(self.analyse_turn(q, t, board, passes, write))
+                out.append((t, copy_board(board), passes))
             if t < len(q.moves):
                 color, loc = q.moves[t]
                 why = move_error(board, loc, color)
@@ -136,6 +176,11 @@ class AnalysisEngine:
                 passes = passes + 1 if loc == PASS else 0
         return out
 
+    def analyse(self, q: Query, write: Write) -> list[dict[str, Any]]:
+        """One response per turn of q.turns, in turn order (reports during the searches
+        to write); QueryError for an illegal move."""
+        return [self.analyse_turn(q, t, b, n, write) for t, b, n in self.positions(q)]
+
     def _search(self, size: int) -> Search:
         s = self.searches.get(size)
         if s is None:
@@ -143,11 +188,18 @@ class AnalysisEngine:
         return s
 
     def analyse_turn(
-        self, q: Query, turn: int, board: Board, passes: int, write: Write
+        self,
+        q: Query,
+        turn: int,
+        board: Board,
+        passes: int,
+        write: Write,
+        stop: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """The response for the position board (unchanged), q.player_at(turn) to move;
         with q.report_every, the search runs in slices of that many seconds (continuing
-        its tree) and each slice but the last is reported to write."""
+        its tree) and each slice but the last is reported to write. stop (terminate)
+        ends the search early: the response is the search so far."""
         v = self._view(q, turn, board)
         color = v.color
         search = self._search(q.size)
@@ -160,12 +212,13 @@ class AnalysisEngine:
             left = None if q.max_time is None else q.max_time - (time.perf_counter() - start)
             seconds = left if every is None else min(every, left if left is not None else every)
             res = search.run(copy_board(board), color, q.komi, passes,
-                             sims=q.max_visits - done, seconds=seconds)  # fmt: skip
+                             sims=q.max_visits - done, seconds=seconds, stop=stop)  # fmt: skip
             if res.ownership is not None:  # the slices' maps, weighted by their simulations
                 own = res.ownership * res.sims if own is None else own + res.ownership * res.sims
             done += res.sims
             out_of_time = q.max_time is not None and time.perf_counter() - start >= q.max_time
-            if done >= q.max_visits or out_of_time or res.sims == 0 or every is None:
+            stopped = stop is not None and stop()
+            if done >= q.max_visits or out_of_time or stopped or res.sims == 0 or every is None:
                 break
             write(self._response(q, v, board, res, done, own, during=True))
         return self._response(q, v, board, res, done, own, during=False)
@@ -247,6 +300,19 @@ class AnalysisEngine:
         return ownership(board, color, n, komi, self.seed * 1_000_003 + seed, policy=self.policy)
 
 
+@dataclass
+class Request:
+    """A request read (AnalysisEngine.prepare / read): the responses to write now, and
+    a query with the positions of its turns, or an action with its fields."""
+
+    responses: list[dict[str, Any]]
+    query: Query | None = None
+    positions: list[tuple[int, Board, int]] = field(default_factory=list)
+    action: str | None = None
+    terminate_id: str | None = None
+    turn_numbers: list[int] | None = None
+
+
 @dataclass(frozen=True)
 class TurnView:
     """What the responses of one turn share (AnalysisEngine._view)."""
@@ -266,6 +332,36 @@ class TurnView:
     def frac(self, x: float) -> float:
         """The side to move's fraction (a winrate) -> the viewer's."""
         return float(x) if self.viewer == self.color else 1.0 - float(x)
+
+
+def _check_values(obj: dict[str, Any]) -> None:
+    """QueryError naming the field of a request that holds a number JSON cannot write
+    (NaN, infinity: Python's json reads NaN, Infinity and 1e400) or nests deeper than
+    MAX_DEPTH: either would break the one-JSON-object-per-line output."""
+    stack = [(k, v, 1) for k, v in obj.items()]
+    while stack:
+        key, v, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise QueryError(f"{key}: nested more than {MAX_DEPTH} deep", key)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise QueryError(f"{key}: {v} is not a JSON number", key)
+        if isinstance(v, dict | list):
+            items = v.values() if isinstance(v, dict) else v
+            stack += [(key, x, depth + 1) for x in items]
+
+
+def _parse(line: str) -> tuple[dict[str, Any], None] | tuple[None, dict[str, Any]]:
+    """(the request object, None), or (None, the error response) for a line that is not
+    a JSON object."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        return None, {"error": f"could not parse JSON: {e}"}
+    except RecursionError:  # json.loads recurses once per [ or {
+        return None, {"error": "could not parse JSON: nested too deeply"}
+    if not isinstance(obj, dict):
+        return None, {"error": "a request must be a JSON object"}
+    return obj, None
 
 
 def setup_board(q: Query) -> Board:
@@ -311,5 +407,8 @@ def policy_array(pred: Prediction) -> list[float]:
 
 
 def _top_rows(own: np.ndarray) -> list[float]:
-    """[size, size] in sgfmill order (row 0 at the bottom) as KataGo's list, top row first."""
-    return [round(float(x), 6) for x in own[::-1].reshape(-1)]
+    """[size, size] in sgfmill order (row 0 at the bottom) as KataGo's list, top row first.
+    An exact 0 (as many playouts won by each side) is sent as 1e-6: KaTrain 1.20
+    (gui/badukpan.py, draw_stone) takes an ownership of 0 under a stone for a missing one,
+    raises a TypeError and leaves the rest of the board undrawn."""
+    return [round(float(x), 6) or 1e-6 for x in own[::-1].reshape(-1)]

@@ -1,27 +1,85 @@
 """The analysis loop: one JSON request per input line, its responses one JSON object per
-line on the output, flushed; nothing else on the output (logs go to stderr)."""
+line on the output, flushed; nothing else on the output (logs go to stderr).
+
+``serve(engine, workers=N)`` reads requests while N worker processes analyse the
+turns of earlier queries (gomove.play.analysis.pool), as KataGo's engine does:
+responses come as turns finish, possibly out of order. ``workers=0`` answers each
+request in turn in this process (deterministic order: tests, debugging).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import IO
+import threading
+from multiprocessing import Pipe
+from multiprocessing.connection import wait
+from typing import IO, Any
 
 from gomove.play.analysis.engine import AnalysisEngine
+from gomove.play.analysis.pool import Pool
 
 
-def serve(engine: AnalysisEngine, inp: IO[str] = sys.stdin, out: IO[str] = sys.stdout) -> int:
-    """Answer requests until the input ends; returns how many were answered."""
-
-    def write(response: dict) -> None:
+def line_writer(out: IO[str]):
+    def write(response: dict[str, Any]) -> None:
         out.write(json.dumps(response, separators=(",", ":")) + "\n")
         out.flush()
 
-    n = 0
-    for line in inp:
-        if not line.strip():
-            continue
-        for response in engine.handle_line(line, write):
-            write(response)
-        n += 1
+    return write
+
+
+def serve(
+    engine: AnalysisEngine, inp: IO[str] = sys.stdin, out: IO[str] = sys.stdout, workers: int = 0
+) -> int:
+    """Answer requests until the input ends and every queued turn is answered; returns how
+    many requests were read."""
+    write = line_writer(out)
+    if workers <= 0:
+        n = 0
+        for line in inp:
+            if not line.strip():
+                continue
+            for response in engine.handle_line(line, write):
+                write(response)
+            n += 1
+        return n
+    return _serve_pool(engine, inp, write, workers)
+
+
+def _serve_pool(engine: AnalysisEngine, inp: IO[str], write, workers: int) -> int:
+    pool = Pool(engine, workers, write)  # forked before the reader thread starts
+    lines, send = Pipe(duplex=False)
+
+    def read() -> None:
+        try:
+            for line in inp:
+                if line.strip():
+                    send.send(line)
+        finally:
+            send.send(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    n, reading = 0, True
+    try:
+        while reading or pool.busy():
+            for conn in wait(([lines] if reading else []) + pool.connections()):
+                if conn is not lines:
+                    pool.receive(conn)
+                    continue
+                line = lines.recv()
+                if line is None:
+                    reading = False
+                    continue
+                n += 1
+                request = engine.prepare(line)
+                for response in request.responses:
+                    write(response)
+                if request.query is not None:
+                    pool.submit(request.query, request.positions)
+                elif request.action == "clear_cache":
+                    pool.clear_cache()
+                elif request.action in ("terminate", "terminate_all"):
+                    pool.terminate(request.terminate_id, request.turn_numbers)
+    finally:
+        pool.close()
     return n

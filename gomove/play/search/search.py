@@ -17,6 +17,7 @@ Terms:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -258,8 +259,10 @@ class Search:
         passes: int = 0,
         sims: int | None = None,
         seconds: float | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> SearchResult:
-        """Search the position (board unchanged) within the budget (default: the config's)."""
+        """Search the position (board unchanged) within the budget (default: the config's);
+        stop, asked between chunks of simulations, ends the search early when it says so."""
         if color not in (BLACK, WHITE):
             raise ValueError(f"color must be BLACK or WHITE, not {color}")
         cfg = self.cfg
@@ -281,6 +284,8 @@ class Search:
             if sims is not None and done >= sims:
                 break
             if seconds is not None and time.perf_counter() - start >= seconds:
+                break
+            if stop is not None and stop():
                 break
             want = cfg.chunk if sims is None else min(cfg.chunk, sims - done)
             done += simulate(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,10 @@ from gomove.features.extractor import FeatureExtractor
 from gomove.models.mm import BradleyTerry
 from gomove.play.predict import Predictor
 from gomove.reading.games import ReadConfig
+
+# The engines the tests start live for a few commands: no background warm-up in each
+# (gomove.play.warmup; test_warmup runs it).
+os.environ["GOMOVE_WARMUP"] = "0"
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ from gomove.play.analysis.engine import AnalysisEngine
 from gomove.play.analysis.server import serve
 from gomove.play.search.config import TREES
 from gomove.play.search.search import Search
+from gomove.play.warmup import start_warmup
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -63,7 +64,8 @@ def main(argv: list[str] | None = None) -> None:
 
     engine = AnalysisEngine(new_search, predictor, policy, default_visits=args.visits,
                             seed=args.seed)  # fmt: skip
-    serve(engine, workers=args.workers)
+    warming = start_warmup("gomove analysis")
+    serve(engine, workers=args.workers, ready=warming.join if warming else None)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.server import serve
 from gomove.play.predict import Predictor
 from gomove.play.search.config import TREES, SearchConfig, tree_settings
+from gomove.play.warmup import start_warmup
 
 
 def search_config(sets: list[str], base: dict | None = None) -> SearchConfig:
@@ -119,6 +120,7 @@ def main(argv: list[str] | None = None) -> None:
         engine = build_engine(args)
     except (OSError, ValueError) as e:
         sys.exit(f"gomove gtp: {e}")
+    start_warmup("gomove gtp")
     serve(engine)
 
 

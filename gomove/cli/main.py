@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "predict": ("predict", "a model's move probabilities on one position, printed and drawn"),
     "gtp": ("gtp", "a GTP engine for Go GUIs (Lizzie, Sabaki, GoGui) and matches"),
     "analysis": ("analysis", "KataGo's JSON analysis engine protocol (KaTrain and others)"),
+    "warmup": ("warmup", "compile the engine once, ahead of the first game (minutes)"),
     "match": ("match", "matches between GTP engines, refereed, resumable, with intervals"),
     "ownership": ("ownership", "an ownership map by playouts, as a PNG"),
     "export": ("export", "datasets and models as Coulom's mm and Pachi's files"),

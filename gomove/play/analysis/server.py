@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Callable
 from multiprocessing import Pipe
 from multiprocessing.connection import wait
 from typing import IO, Any
@@ -29,10 +30,15 @@ def line_writer(out: IO[str]):
 
 
 def serve(
-    engine: AnalysisEngine, inp: IO[str] = sys.stdin, out: IO[str] = sys.stdout, workers: int = 0
+    engine: AnalysisEngine,
+    inp: IO[str] = sys.stdin,
+    out: IO[str] = sys.stdout,
+    workers: int = 0,
+    ready: Callable[[], None] | None = None,
 ) -> int:
     """Answer requests until the input ends and every queued turn is answered; returns how
-    many requests were read."""
+    many requests were read. ready() is waited for before the first query (the warm-up:
+    the workers are forked after it, so that they inherit its compiled code)."""
     write = line_writer(out)
     if workers <= 0:
         n = 0
@@ -43,11 +49,11 @@ def serve(
                 write(response)
             n += 1
         return n
-    return _serve_pool(engine, inp, write, workers)
+    return _serve_pool(engine, inp, write, workers, ready)
 
 
-def _serve_pool(engine: AnalysisEngine, inp: IO[str], write, workers: int) -> int:
-    pool = Pool(engine, workers, write)  # forked before the reader thread starts
+def _serve_pool(engine: AnalysisEngine, inp: IO[str], write, workers: int, ready) -> int:
+    pool: Pool | None = None  # forked at the first query, after ready()
     lines, send = Pipe(duplex=False)
 
     def read() -> None:
@@ -61,8 +67,9 @@ def _serve_pool(engine: AnalysisEngine, inp: IO[str], write, workers: int) -> in
     threading.Thread(target=read, daemon=True).start()
     n, reading = 0, True
     try:
-        while reading or pool.busy():
-            for conn in wait(([lines] if reading else []) + pool.connections()):
+        while reading or (pool is not None and pool.busy()):
+            conns = pool.connections() if pool is not None else []
+            for conn in wait(([lines] if reading else []) + conns):
                 if conn is not lines:
                     pool.receive(conn)
                     continue
@@ -75,11 +82,18 @@ def _serve_pool(engine: AnalysisEngine, inp: IO[str], write, workers: int) -> in
                 for response in request.responses:
                     write(response)
                 if request.query is not None:
+                    if pool is None:
+                        if ready is not None:
+                            ready()
+                        pool = Pool(engine, workers, write)
                     pool.submit(request.query, request.positions)
+                elif pool is None:
+                    continue
                 elif request.action == "clear_cache":
                     pool.clear_cache()
                 elif request.action in ("terminate", "terminate_all"):
                     pool.terminate(request.terminate_id, request.turn_numbers)
     finally:
-        pool.close()
+        if pool is not None:
+            pool.close()
     return n

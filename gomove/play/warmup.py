@@ -4,11 +4,11 @@ numba compiles each kernel the first time it runs and caches the machine code on
 (``cache=True``), so a fresh install spends minutes in its first ``genmove``: a GUI
 sees a frozen engine. ``warm`` runs each part the engines use once, on tiny inputs,
 and reports each step on stderr (never on the GTP or JSON channel); later starts load
-the cached code in seconds. A stamp file records a finished warm-up for this gomove,
-its sources, numba and Python; ``gomove gtp`` and ``gomove analysis`` run the warm-up
-in a background thread at their first start (``start_warmup``) and answer the
-protocol's simple commands meanwhile (``GOMOVE_WARMUP=0`` turns that off);
-``gomove warmup`` runs it in the foreground.
+the cached code in seconds. A stamp file in numba's cache folder records a finished
+warm-up for these kernel sources, numba and Python; ``gomove gtp`` and ``gomove
+analysis`` run the warm-up in a background thread at their first start
+(``start_warmup``) and answer the protocol's simple commands meanwhile
+(``GOMOVE_WARMUP=0`` turns that off); ``gomove warmup`` runs it in the foreground.
 """
 
 from __future__ import annotations
@@ -40,21 +40,13 @@ OPENING = ("D4", "Q16", "Q4", "D16", "C14", "R10", "K10", "F17")
 
 
 def stamp_path() -> Path:
-    """Where the stamp of a finished warm-up lives: with numba's cache (NUMBA_CACHE_DIR,
-    else the package's __pycache__), else the user's cache folder."""
+    """Where the stamp of a finished warm-up lives: in numba's cache folder (gomove's
+    __init__ names it by a hash of the kernel sources, so a changed kernel empties it),
+    else the user's cache folder."""
     cache = os.environ.get("NUMBA_CACHE_DIR")
-    base = Path(cache) if cache else Path(gomove.__file__).resolve().parent / "__pycache__"
-    if not os.access(base if base.exists() else base.parent, os.W_OK):
-        base = Path.home() / ".cache" / "gomove"
-    return base / f"gomove-warm-{_key()}"
-
-
-def _key() -> str:
-    """This gomove's sources (their newest change), numba and Python, hashed."""
-    root = Path(gomove.__file__).resolve().parent
-    newest = max(p.stat().st_mtime_ns for p in root.rglob("*.py"))
-    text = f"{gomove.__version__} {newest} {numba.__version__} {sys.version} {root}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    base = Path(cache) if cache else Path.home() / ".cache" / "gomove"
+    key = f"{gomove.__version__} {numba.__version__} {sys.version}"
+    return base / f"gomove-warm-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
 
 
 def is_warm() -> bool:

@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # features that use it (the Monte-Carlo owner); the pattern policy reads light
 # features and a model's gammas, so it sits above the models.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("gomove", "gomove.atomic", "gomove.memory", "gomove.samples", "gomove.configs")),
+    ("base", ("gomove", "gomove.atomic", "gomove.memory", "gomove.samples", "gomove.configs",
+              "gomove.pretrained")),  # fmt: skip
     ("board", ("gomove.board",)),
     ("playout", ("gomove.playout",)),
     ("reading", ("gomove.reading",)),

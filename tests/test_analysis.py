@@ -255,3 +255,15 @@ def test_workers_answer_every_turn_and_terminate_stops_a_query(capture_model):
     assert {"id": "bad", "error": "moves[1]: illegal move (E5)", "field": "moves"} in rows
     assert {"id": "t", "action": "terminate", "terminateId": "long"} in rows
     assert any(r.get("version") for r in rows if r.get("id") == "v")
+
+
+def test_a_human_profile_gets_the_models_policy_as_human_policy(capture_model):
+    """KaTrain's human-like AIs ask with humanSLProfile and read humanPolicy: gomove's
+    model is a model of human moves, so it answers its policy (and warns)."""
+    engine = make_engine(capture_model)
+    out = answers(engine, moves=[["B", "E5"]], overrideSettings={"humanSLProfile": "rank_5k"})
+    warning, r = out
+    assert warning["field"] == "overrideSettings" and "humanSLProfile" in warning["warning"]
+    assert len(r["humanPolicy"]) == 82 and "policy" not in r
+    plain = answers(engine, moves=[["B", "E5"]], includePolicy=True)[0]
+    assert r["humanPolicy"] == plain["policy"]

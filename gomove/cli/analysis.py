@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 
 from gomove.cli.gtp import engine_settings
@@ -64,6 +65,8 @@ def main(argv: list[str] | None = None) -> None:
 
     engine = AnalysisEngine(new_search, predictor, policy, default_visits=args.visits,
                             seed=args.seed)  # fmt: skip
+    # SIGTERM (a GUI closing its engine) exits through serve's cleanup: the workers end
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     warming = start_warmup("gomove analysis")
     serve(engine, workers=args.workers, ready=warming.join if warming else None)
 

@@ -227,7 +227,7 @@ class AnalysisEngine:
         """What the turn's responses share, computed once for its reports and its answer."""
         color = q.player_at(turn)
         pred = self.predictor.predict(board, color) if self.predictor is not None else None
-        probs = None
+        probs, wants_policy = None, q.include_policy or q.human_policy
         if pred is not None:
             probs = dict(zip(pred.locs.tolist(), pred.probs.tolist(), strict=True))
         return TurnView(
@@ -235,7 +235,7 @@ class AnalysisEngine:
             color,
             {"BLACK": BLACK, "WHITE": WHITE}.get(q.perspective, color),
             probs,
-            policy_array(pred) if pred is not None and q.include_policy else None,
+            policy_array(pred) if pred is not None and wants_policy else None,
             self._playouts(board, color, q.komi, ROOT_SCORE_PLAYOUTS, turn),
         )
 
@@ -263,6 +263,8 @@ class AnalysisEngine:
         if q.include_ownership:
             own = own / done if own is not None and done > 0 else v.root.black - v.root.white
             out["ownership"] = _top_rows(v.sign * own)
+        if q.human_policy and v.policy is not None:
+            out["humanPolicy"] = v.policy  # gomove's model is a model of human moves
         if q.include_policy:
             if v.policy is None:
                 out["policyWarning"] = "no model loaded (--model): no policy"

@@ -21,6 +21,7 @@ import heapq
 import itertools
 import logging
 import multiprocessing as mp
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -65,6 +66,7 @@ class Worker:
         self.conn.send(("turn", task.query, task.turn, task.board, task.passes))
 
     def close(self) -> None:
+        self.stop.value = 1  # a running search ends at its next chunk
         try:
             self.conn.send(None)
         except OSError:
@@ -78,6 +80,12 @@ def _work(engine, conn: Connection, stop) -> None:
     """A worker's loop: ("turn", query, turn, board, passes) -> ("report", r)*,
     ("done", final); ("clear",) drops the searches' trees; None ends it."""
     torch.set_num_threads(1)  # one core a worker: the workers are the parallelism
+    parent = os.getppid()
+
+    def stopped() -> bool:
+        """terminate, or the server gone (killed: its searches must not run on)."""
+        return stop.value != 0 or os.getppid() != parent
+
     while True:
         try:
             msg = conn.recv()
@@ -91,13 +99,19 @@ def _work(engine, conn: Connection, stop) -> None:
         _, q, turn, board, passes = msg
 
         def answer(q=q, turn=turn, board=board, passes=passes) -> list[dict[str, Any]]:
-            return [engine.analyse_turn(q, turn, board, passes, report, lambda: stop.value != 0)]
+            return [engine.analyse_turn(q, turn, board, passes, report, stopped)]
 
         def report(r: dict[str, Any]) -> None:
-            conn.send(("report", r))
+            try:
+                conn.send(("report", r))
+            except OSError:  # the server is gone: stop searching
+                stop.value = 1
 
         (final,) = engine.guarded({"id": q.id}, answer)
-        conn.send(("done", final | {"turnNumber": turn} if "error" in final else final))
+        try:
+            conn.send(("done", final | {"turnNumber": turn} if "error" in final else final))
+        except OSError:  # the server is gone
+            return
 
 
 class Pool:

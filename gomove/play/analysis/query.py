@@ -73,6 +73,7 @@ class Query:
     avoid: list[tuple[int, list[int]]] = field(default_factory=list)  # (player, locs)
     allow: list[tuple[int, list[int]]] = field(default_factory=list)  # (player, locs)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (field, message)
+    human_policy: bool = False  # humanSLProfile: answer humanPolicy (the model's policy)
 
     def player_at(self, turn: int) -> int:
         """The colour to move at turn: the player of moves[turn]; after the last move,
@@ -122,7 +123,7 @@ class Query:
         visits = _int(obj, "maxVisits", max_visits_default)
         if not 1 <= visits <= MAX_VISITS:
             raise QueryError(f"maxVisits must be in 1..{MAX_VISITS}", "maxVisits")
-        perspective, max_time = "BLACK", None
+        perspective, max_time, human = "BLACK", None, False
         override = obj.get("overrideSettings", {})
         if not isinstance(override, dict):
             raise QueryError("overrideSettings must be an object", "overrideSettings")
@@ -136,6 +137,17 @@ class Query:
                 if not _is_positive(v):
                     raise QueryError("maxTime must be a positive number", "overrideSettings")
                 max_time = float(v)
+            elif k == "humanSLProfile":
+                if not isinstance(v, str):
+                    raise QueryError("humanSLProfile must be a string", "overrideSettings")
+                human = True
+                warnings.append(
+                    (
+                        "overrideSettings",
+                        f"humanSLProfile {v!r}: gomove's human "
+                        "policy is its model's, trained on 9-dan games, for any profile",
+                    )
+                )
             else:
                 warnings.append(("overrideSettings", f"setting {k!r} ignored"))
         every = obj.get("reportDuringSearchEvery")
@@ -158,7 +170,7 @@ class Query:
             qid, x, moves, stones, None if ip is None else PLAYERS[ip], float(komi),
             sorted(set(turns)), visits, max_time, perspective, flags["includeOwnership"],
             flags["includeMovesOwnership"], flags["includePolicy"], flags["includePVVisits"],
-            priority, None if every is None else float(every), avoid, allow, warnings,
+            priority, None if every is None else float(every), avoid, allow, warnings, human,
         )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ request in turn in this process (deterministic order: tests, debugging).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -55,6 +56,11 @@ def serve(
 def _serve_pool(engine: AnalysisEngine, inp: IO[str], write, workers: int, ready) -> int:
     pool: Pool | None = None  # forked at the first query, after ready()
     lines, send = Pipe(duplex=False)
+    if inp is sys.stdin:
+        # A forked process closes sys.stdin as it starts, which waits for the lock the
+        # reading thread holds while it waits for a line: the thread keeps the stream,
+        # sys.stdin becomes an empty one.
+        sys.stdin = open(os.devnull)  # noqa: SIM115 (lives as long as the process)
 
     def read() -> None:
         try:

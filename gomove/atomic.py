@@ -16,13 +16,19 @@ from typing import BinaryIO
 
 import numpy as np
 
+# the process's umask, read once (reading it means setting it)
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 
 def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
-    """Write path through ``write(file)`` on a temporary file renamed into place."""
+    """Write path through ``write(file)`` on a temporary file renamed into place, with
+    the permissions open() would give it (mkstemp's are the owner's only)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as f:
             write(f)
         os.replace(tmp, path)

@@ -14,6 +14,7 @@ start, rows 1.. its iterations; the figures per iteration or epoch read rows 1..
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing as mp
 import os
@@ -26,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from gomove import pretrained
 from gomove.board.board import BLACK, SIZE, copy_board, new_board, play
 from gomove.board.coords import loc_to_gtp, move_to_loc
 from gomove.board.replay import Rules, board_at, game_arrays, replay
@@ -38,6 +40,7 @@ from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import harvest
 from gomove.memory import peak_rss_mb
 from gomove.play.analysis.engine import AnalysisEngine
+from gomove.play.analysis.server import serve
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig, pachi_prior
 from gomove.play.search.search import Search
@@ -614,9 +617,14 @@ def bench_analysis(
     games: list, policy_path: str | None, model_path: str | None, stride_1000: int = 10
 ) -> list[dict]:
     """``gomove analysis`` on a whole real 19x19 game (the first of 200 moves or more):
-    every turn at 100 visits, every stride_1000-th turn at 1,000 visits, and the model's
-    prediction alone (``gomove predict``) on every turn; turns per second (wall clock),
-    the score playouts included."""
+    every turn at 100 visits, in this process and then by the server's worker pool (one
+    worker a core), every stride_1000-th turn at 1,000 visits, and the model's prediction
+    alone (``gomove predict``) on every turn; turns per second (wall clock), the score
+    playouts included. The models: --policy and --model, else the shipped ones."""
+    if policy_path is None and pretrained.POLICY.is_file():
+        policy_path = str(pretrained.POLICY)
+    if model_path is None and pretrained.MODEL.is_file():
+        model_path = str(pretrained.MODEL)
     if policy_path is None or model_path is None:
         return [emit({"bench": "analysis", "skipped": "needs --policy and --model"})]
     game = next((g for g in games if g.size == 19 and len(g.moves) >= 200), None)
@@ -642,6 +650,16 @@ def bench_analysis(
         out.append(emit({"bench": "analysis", "visits": visits, "turns": len(turns),
                          "seconds": round(dt, 1), "turns_per_s": round(len(turns) / dt, 2),
                          "game_moves": len(moves)}))  # fmt: skip
+        if visits == 100:
+            workers = os.cpu_count() or 1
+            sink = io.StringIO()
+            t0 = time.perf_counter()
+            serve(engine, io.StringIO(json.dumps(query) + "\n"), sink, workers=workers)
+            dt = time.perf_counter() - t0
+            assert sink.getvalue().count('"turnNumber"') == len(turns)
+            out.append(emit({"bench": "analysis", "visits": visits, "workers": workers,
+                             "turns": len(turns), "seconds": round(dt, 1),
+                             "turns_per_s": round(len(turns) / dt, 2)}))  # fmt: skip
     boards = [board_at(game, t + 1) for t in range(len(moves) + 1)]  # after t moves
     predictor.predict(*boards[1])
     t0 = time.perf_counter()

@@ -12,6 +12,7 @@ Hydra, and ``gomove data`` no torch), so start-up stays quick.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -80,6 +81,13 @@ def main(argv: Sequence[str] | None = None) -> int | None:
 
 
 def entry() -> None:
-    """The console script: exit with main's status (None counts as 0)."""
-    code = main()
+    """The console script: exit with main's status (None counts as 0); a reader that
+    stops early (``gomove predict ... | head``) ends it quietly, as for other tools."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's recipe: point stdout at devnull so the exit's flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)

@@ -58,7 +58,7 @@ TREES = ("pachi", "coulom")
 DEFAULT_TREE = {9: "pachi", 13: "pachi", 19: "coulom"}
 DEFAULT_TREE_RECORDS = {
     9: "docs/matches/9x9-15000-pachiprior (187/200 against GNU Go 10; pw: 163/200)",
-    13: "docs/matches/13x13-3000 (pachi against coulom, GNU Go 10)",
+    13: "docs/matches/13x13-3000 (12/16 against GNU Go 10; coulom: 6/16)",
     19: "docs/matches/19x19-30000 (12/30 against GNU Go 10)",
 }
 

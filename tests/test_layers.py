@@ -23,9 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # in two layers: the driver (uniform playouts, scoring) is rules, below the
 # features that use it (the Monte-Carlo owner); the pattern policy reads light
 # features and a model's gammas, so it sits above the models.
+BASE = ("gomove", "gomove.atomic", "gomove.memory", "gomove.samples", "gomove.configs")
+BASE += ("gomove.pretrained",)  # package data: the shipped models
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("gomove", "gomove.atomic", "gomove.memory", "gomove.samples", "gomove.configs",
-              "gomove.pretrained")),  # fmt: skip
+    ("base", BASE),
     ("board", ("gomove.board",)),
     ("playout", ("gomove.playout",)),
     ("reading", ("gomove.reading",)),

@@ -429,3 +429,24 @@ def test_engine_command_resolves_its_program():
     for bad in ("", "no-such-engine-x --x"):
         with pytest.raises(ValueError, match="program not found"):
             engine_command(bad)
+
+
+def test_match_cli_plays_two_engines_each_with_its_environment(runs, tmp_path, capsys):
+    """--opponent: any GTP program in GNU Go's place, refereeing by its final_score;
+    --engine-env and --opponent-env reach each engine's process (no GNU Go needed)."""
+    gtp = shlex.join([sys.executable, "-m", "gomove.cli", "gtp", "--model", "none",
+                      "--policy", "none", "--sims", "8"])  # fmt: skip
+    seen = tmp_path / "seen.txt"
+    opponent = f"sh -c 'echo $PROBE > {seen}; exec {gtp} --seed 1'"
+    out = tmp_path / "duel"
+    match_main(["--engine", gtp, "--row", "a=", "--size", "5", "--komi", "0.5", "--games", "2",
+                "--opponent", opponent, "--opponent-env", "PROBE=stock-patterns",
+                "--engine-env", "PROBE=other", "--out", str(out)])  # fmt: skip
+    assert seen.read_text().strip() == "stock-patterns"
+    spec = json.loads((out / "a" / "match.json").read_text())
+    assert spec["env"] == {"PROBE": "other"} and spec["opponent_env"] == {"PROBE": "stock-patterns"}
+    assert len(read_results(out / "a")) == 2
+    assert "sh -c 'echo $PROBE" in (out / "table.md").read_text().splitlines()[0]
+    with pytest.raises(SystemExit, match="expected KEY=VALUE"):
+        match_main(["--engine", gtp, "--row", "a=", "--opponent-env", "NOVALUE", "--out",
+                    str(tmp_path / "x")])  # fmt: skip

@@ -12,6 +12,12 @@ gomove gtp arguments added to the common ones; --model and --policy default to
 the shipped model and policy, as gomove gtp's.
 Running the same command again resumes every row where it stopped.
 
+--opponent plays any GTP program in GNU Go's place (it referees by its
+final_score), --engine-env and --opponent-env set each one's variables:
+
+gomove match --engine "pachi -t =2000" --engine-env DATA_DIR=gomove-patterns \\
+    --opponent "pachi -t =2000" --opponent-env DATA_DIR=stock --row "gomove-pats=" --out m
+
 --engine plays another GTP program in gomove's place under the same harness
 (a calibration: the same opponent, colours, komi and referee), each row's ARGS
 added to its command; its own options set its budget:
@@ -39,6 +45,17 @@ DEFAULT_ROWS = (
 )
 
 
+def env_of(items: list[str], flag: str) -> dict[str, str]:
+    """KEY=VALUE strings as a dict; exits with the flag named on a bad one."""
+    env = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            sys.exit(f"gomove match: {flag} {item!r}: expected KEY=VALUE")
+        env[key] = value
+    return env
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="gomove match", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -54,9 +71,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--row", action="append", help="NAME=ARGS (repeatable; default: 3 rows)")
     ap.add_argument("--gnugo", default="gnugo", help="GNU Go's executable")
     ap.add_argument("--level", type=int, default=10, help="GNU Go's level")
+    ap.add_argument("--opponent", metavar="CMD",
+                    help="the opponent's GTP command instead of GNU Go (it referees)")  # fmt: skip
+    ap.add_argument("--engine-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="a variable for the tested engine (repeatable)")  # fmt: skip
+    ap.add_argument("--opponent-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="a variable for the opponent (Pachi's DATA_DIR=...)")  # fmt: skip
     ap.add_argument("--workers", type=int, default=1, help="games at once (one per core)")
     ap.add_argument("--out", required=True, help="folder of the match (resumed when present)")
     args = ap.parse_args(argv)
+    envs = (env_of(args.engine_env, "--engine-env"), env_of(args.opponent_env, "--opponent-env"))
     if args.engine:
         try:
             base = engine_command(args.engine)
@@ -82,10 +106,18 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(f"gomove match: --row {spec!r}: expected NAME=ARGS")
         rows.append((name, shlex.split(extra)))
     # the arguments first, then the machine: a bad command line says so even without GNU Go
-    gnugo = find_program(args.gnugo)
-    if gnugo is None:
-        sys.exit(f"gomove match: {args.gnugo!r} not found (Debian: apt-get install gnugo)")
-    opponent = [gnugo, "--mode", "gtp", "--level", str(args.level), "--chinese-rules"]
+    if args.opponent:
+        try:
+            opponent = engine_command(args.opponent)
+        except ValueError as e:
+            sys.exit(f"gomove match: --opponent {e}")
+        rival = Path(opponent[0]).name
+    else:
+        gnugo = find_program(args.gnugo)
+        if gnugo is None:
+            sys.exit(f"gomove match: {args.gnugo!r} not found (Debian: apt-get install gnugo)")
+        opponent = [gnugo, "--mode", "gtp", "--level", str(args.level), "--chinese-rules"]
+        rival = f"GNU Go {args.level}"
     out = Path(args.out)
     table = []
     for name, extra in rows:
@@ -99,8 +131,8 @@ def main(argv: list[str] | None = None) -> None:
 
         results = run_match(
             out / name, base + extra, opponent, args.games, args.size,
-            args.komi, workers=args.workers, names=(f"{tested} {name}", f"GNU Go {args.level}"),
-            progress=progress,
+            args.komi, workers=args.workers, names=(f"{tested} {name}", rival),
+            progress=progress, envs=envs,
         )  # fmt: skip
         table.append((name, extra, summary(results)))
     budget_text = (
@@ -110,8 +142,9 @@ def main(argv: list[str] | None = None) -> None:
         if args.seconds is None
         else f"{args.seconds} s"
     )
+    against = shlex.join(opponent) if args.opponent else f"GNU Go 3.8 level {args.level}"
     lines = [
-        f"{tested} against GNU Go 3.8 level {args.level}, {args.size}x{args.size}, komi "
+        f"{tested} against {against}, {args.size}x{args.size}, komi "
         f"{args.komi:g}, Chinese rules, {budget_text} per move",
         "",
         "| configuration | games | wins | win rate | 95% CI | as black | as white | "
@@ -127,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     for name, _, s in table:
         if s["disagreements"]:
-            lines.append(f"\n{name}: {tested}'s final_score disagreed with GNU Go's in games "
+            lines.append(f"\n{name}: {tested}'s final_score disagreed with {rival}'s in games "
                          + ", ".join(map(str, s["disagreements"])))  # fmt: skip
     text = "\n".join(lines) + "\n"
     atomic_write_text(out / "table.md", text)

@@ -1,4 +1,5 @@
-"""Matches between two GTP engines (gomove against GNU Go), resumable, refereed, tabulated.
+"""Matches between two GTP engines (gomove against GNU Go, or any two), resumable, refereed,
+tabulated.
 
 Terms:
 - match: n games of one gomove configuration (its gomove gtp arguments)
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import queue
 import shlex
 import shutil
@@ -49,11 +51,18 @@ def engine_command(text: str) -> list[str]:
 class GtpClient:
     """An engine process spoken to over GTP."""
 
-    def __init__(self, command: list[str], stderr_path: Path | None = None):
+    def __init__(
+        self,
+        command: list[str],
+        stderr_path: Path | None = None,
+        env: dict[str, str] | None = None,
+    ):
+        """env: variables set for this engine over ours (Pachi's DATA_DIR, say)."""
         err = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1
-        )
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
+            bufsize=1, env={**os.environ, **env} if env else None,
+        )  # fmt: skip
         self.command = command
 
     def send(self, line: str) -> tuple[bool, str]:
@@ -220,13 +229,17 @@ def run_match(
     workers: int = 1,
     names: tuple[str, str] = ("gomove", "opponent"),
     progress=None,
+    envs: tuple[dict[str, str] | None, dict[str, str] | None] = (None, None),
 ) -> list[GameResult]:
-    """Play the games of out/ not yet in its results.jsonl; return all results by index."""
+    """Play the games of out/ not yet in its results.jsonl; return all results by index.
+    envs: the tested engine's and the opponent's variables (GtpClient's env)."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "games").mkdir(exist_ok=True)
     atomic_write_json(out / "match.json", {
         "gomove": shlex.join(gomove_cmd), "opponent": shlex.join(opponent_cmd),
-        "games": n_games, "size": size, "komi": komi})  # fmt: skip
+        "games": n_games, "size": size, "komi": komi,
+        **({"env": envs[0]} if envs[0] else {}),
+        **({"opponent_env": envs[1]} if envs[1] else {})})  # fmt: skip
     done = read_results(out)
     todo: queue.Queue[int] = queue.Queue()
     for i in range(n_games):
@@ -236,8 +249,8 @@ def run_match(
     errors: list[str] = []
 
     def worker(w: int) -> None:
-        gm = GtpClient(gomove_cmd, out / f"gomove-{w}.stderr")
-        op = GtpClient(opponent_cmd, out / f"opponent-{w}.stderr")
+        gm = GtpClient(gomove_cmd, out / f"gomove-{w}.stderr", envs[0])
+        op = GtpClient(opponent_cmd, out / f"opponent-{w}.stderr", envs[1])
         try:
             while True:
                 try:
@@ -251,8 +264,8 @@ def run_match(
                         errors.append(f"game {i}: {type(e).__name__}: {e}")
                     gm.close()
                     op.close()
-                    gm = GtpClient(gomove_cmd, out / f"gomove-{w}.stderr")
-                    op = GtpClient(opponent_cmd, out / f"opponent-{w}.stderr")
+                    gm = GtpClient(gomove_cmd, out / f"gomove-{w}.stderr", envs[0])
+                    op = GtpClient(opponent_cmd, out / f"opponent-{w}.stderr", envs[1])
                     continue
                 atomic_write_text(out / "games" / f"{i:04d}.sgf", game_sgf(r, size, komi, names))
                 with lock:

@@ -15,12 +15,12 @@ process a core (--workers), and answered as they finish, as KataGo's are.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import signal
 import sys
 
+from gomove.cli import doc_parser
 from gomove.cli.gtp import engine_settings
 from gomove.cli.models import add_model_args, announce, load_model, load_policy
 from gomove.play.analysis.engine import AnalysisEngine
@@ -31,12 +31,7 @@ from gomove.play.warmup import start_warmup
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        prog="gomove analysis",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = doc_parser("gomove analysis", __doc__)
     add_model_args(ap)
     ap.add_argument("--visits", type=int, default=100, help="maxVisits when a query has none")
     ap.add_argument("--tree", choices=("auto", *TREES), default="auto",

@@ -26,6 +26,7 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from gomove.atomic import atomic_write_json
+from gomove.cli import doc_parser
 from gomove.data.labels import read_labels
 from gomove.evaluate.match import engine_command
 from gomove.play.labels import label_positions, sample_positions
@@ -113,9 +114,7 @@ def _plot(metrics: list[dict], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="gomove balance", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])  # fmt: skip
+    ap = doc_parser("gomove balance", __doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     lab = sub.add_parser("label", help="label positions of games by the search")
     lab.add_argument("games", nargs="+", help="SGF files, or folders of them")

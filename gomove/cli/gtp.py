@@ -27,6 +27,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 
+from gomove.cli import doc_parser
 from gomove.cli.models import add_model_args, announce, load_model, load_policy
 from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.server import serve
@@ -106,12 +107,7 @@ def build_engine(args: argparse.Namespace) -> GtpEngine:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        prog="gomove gtp",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = doc_parser("gomove gtp", __doc__)
     add_engine_args(ap)
     ap.add_argument("--log", default="WARNING", help="log level (to stderr)")
     args = ap.parse_args(argv)

@@ -28,12 +28,12 @@ gomove match --engine "pachi --nodcnn -t =5000" --row "moggy=threads=1,pondering
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import sys
 from pathlib import Path
 
 from gomove.atomic import atomic_write_text
+from gomove.cli import doc_parser
 from gomove.cli.models import NONE
 from gomove.evaluate.match import engine_command, find_program, run_match, summary
 
@@ -57,9 +57,7 @@ def env_of(items: list[str], flag: str) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="gomove match", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])  # fmt: skip
+    ap = doc_parser("gomove match", __doc__)
     ap.add_argument("--model", help="model.pt or .npz (the tree; default: the shipped model)")
     ap.add_argument("--policy", help="policy.npz (pattern playouts; default: the shipped one)")
     ap.add_argument("--engine", help="or play this GTP engine command in gomove's place")

@@ -9,24 +9,19 @@ The playouts follow the shipped light policy unless --policy names another
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 
 from gomove.board.replay import board_at
+from gomove.cli import doc_parser
 from gomove.cli.models import add_model_args, load_policy, policy_name
 from gomove.play.ownership import ownership, plot_ownership
 from gomove.reading.games import load_game
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        prog="gomove ownership",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = doc_parser("gomove ownership", __doc__)
     ap.add_argument("sgf", help="an SGF file, or an archive / folder of them (see --game)")
     ap.add_argument("--game", type=int, default=0, help="which game of an archive (0-based)")
     ap.add_argument("--move", type=int, default=None, help="before this move (default: the end)")

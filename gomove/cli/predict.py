@@ -12,13 +12,13 @@ on the PNG.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from gomove.board.board import BLACK, WHITE, new_board
 from gomove.board.coords import gtp_to_loc, loc_to_gtp, move_to_loc
 from gomove.board.replay import board_at, play_moves
+from gomove.cli import doc_parser
 from gomove.play.predict import Predictor, plot_prediction
 from gomove.reading.games import load_game
 
@@ -39,12 +39,7 @@ def parse_moves(text: str) -> list[tuple[int, str]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        prog="gomove predict",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = doc_parser("gomove predict", __doc__)
     ap.add_argument("sgf", nargs="?", help="an SGF file, or an archive / folder (see --game)")
     ap.add_argument(
         "--model", metavar="PATH", help="a run's model.pt or a packed .npz (default: shipped)"

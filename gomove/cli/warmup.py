@@ -11,19 +11,14 @@ and gomove analysis do the same in the background at their first start.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from gomove.cli import doc_parser
 from gomove.play.warmup import default_models, is_warm, stamp_path, warm
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="gomove warmup",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = doc_parser("gomove warmup", __doc__)
     ap.add_argument("--force", action="store_true", help="run even when already warm")
     args = ap.parse_args(argv)
     if is_warm() and not args.force:

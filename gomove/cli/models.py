@@ -49,9 +49,8 @@ def policy_name(arg: str | None) -> str:
     return "the shipped light policy" if arg is None else f"the light policy {arg}"
 
 
-def announce(prog: str, predictor: Predictor | None, policy_arg: str | None = "") -> None:
+def announce(prog: str, predictor: Predictor | None, policy_arg: str | None) -> None:
     """One line on stderr: which model and playouts the command uses."""
-    parts = [f"model: {predictor.name}" if predictor is not None else "model: none"]
-    if policy_arg != "":
-        parts.append(f"playouts: {policy_name(policy_arg)}")
-    print(f"{prog}: {'; '.join(parts)}", file=sys.stderr, flush=True)
+    model = predictor.name if predictor is not None else "none"
+    print(f"{prog}: model: {model}; playouts: {policy_name(policy_arg)}", file=sys.stderr,
+          flush=True)  # fmt: skip

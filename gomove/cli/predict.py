@@ -19,7 +19,8 @@ from gomove.board.board import BLACK, WHITE, new_board
 from gomove.board.coords import gtp_to_loc, loc_to_gtp, move_to_loc
 from gomove.board.replay import board_at, play_moves
 from gomove.cli import doc_parser
-from gomove.play.predict import Predictor, plot_prediction
+from gomove.cli.models import load_model
+from gomove.play.predict import plot_prediction
 from gomove.reading.games import load_game
 
 
@@ -54,9 +55,9 @@ def main(argv: list[str] | None = None) -> None:
     if (args.sgf is None) == (args.moves is None):
         ap.error("give either an SGF (GAME.sgf --move N) or --moves")
     try:
-        predictor = (
-            Predictor.default() if args.model is None else Predictor.from_checkpoint(args.model)
-        )
+        predictor = load_model(args.model)
+        if predictor is None:
+            raise ValueError("predicting needs a model (--model none leaves it none)")
         expert = None
         if args.sgf is not None:
             game = load_game(args.sgf, args.game)

@@ -41,10 +41,9 @@ OPENING = ("D4", "Q16", "Q4", "D16", "C14", "R10", "K10", "F17")
 
 def stamp_path() -> Path:
     """Where the stamp of a finished warm-up lives: in numba's cache folder (gomove's
-    __init__ names it by a hash of the kernel sources, so a changed kernel empties it),
-    else the user's cache folder."""
-    cache = os.environ.get("NUMBA_CACHE_DIR")
-    base = Path(cache) if cache else Path.home() / ".cache" / "gomove"
+    __init__ sets NUMBA_CACHE_DIR, named by a hash of the kernel sources, so a changed
+    kernel empties it)."""
+    base = Path(os.environ["NUMBA_CACHE_DIR"])
     key = f"{gomove.__version__} {numba.__version__} {sys.version}"
     return base / f"gomove-warm-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
 

@@ -101,9 +101,8 @@ class AnalysisEngine:
         obj, error = _parse(line)
         if error is not None:
             return Request([error])
-        req: list[Request] = []
-        responses = self.guarded(obj, lambda: req.append(self.read(obj)) or [])
-        return req[0] if req else Request(responses)
+        got = self.guarded(obj, lambda: [self.read(obj)])  # [the Request], or [its error]
+        return got[0] if isinstance(got[0], Request) else Request(got)
 
     def read(self, obj: dict[str, Any]) -> Request:
         """A request object checked (QueryError when it cannot be answered): an action's
@@ -175,11 +174,6 @@ class AnalysisEngine:
                 play(board, loc, color)
                 passes = passes + 1 if loc == PASS else 0
         return out
-
-    def analyse(self, q: Query, write: Write) -> list[dict[str, Any]]:
-        """One response per turn of q.turns, in turn order (reports during the searches
-        to write); QueryError for an illegal move."""
-        return [self.analyse_turn(q, t, b, n, write) for t, b, n in self.positions(q)]
 
     def _search(self, size: int) -> Search:
         s = self.searches.get(size)

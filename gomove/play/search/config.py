@@ -53,14 +53,10 @@ def pachi_prior(size: int) -> dict[str, Any]:
 # move of a ranked node open ("pachi", pachi_prior) or Coulom's progressive widening
 # with its schedule ("coulom", SearchConfig's own defaults).
 TREES = ("pachi", "coulom")
-# The strongest tree measured for each board size, the default (docs/matches/, the
-# record of each choice: DEFAULT_TREE_RECORDS); sizes between take the nearer one.
+# The strongest tree measured for each board size, the default (each choice's match
+# record: docs/engine.md, "The defaults for each board size"); sizes between take the
+# nearer one.
 DEFAULT_TREE = {9: "pachi", 13: "pachi", 19: "coulom"}
-DEFAULT_TREE_RECORDS = {
-    9: "docs/matches/9x9-15000-pachiprior (187/200 against GNU Go 10; pw: 163/200)",
-    13: "docs/matches/13x13-3000 (12/16 against GNU Go 10; coulom: 6/16)",
-    19: "docs/matches/19x19-30000 (12/30 against GNU Go 10)",
-}
 
 
 def default_tree(size: int) -> str:

@@ -88,6 +88,25 @@ def new_board(size: int, hist_len: int = 1024) -> Board:
     )
 
 
+def signed_points(b: Board) -> np.ndarray:
+    """int8[size * size]: +1 black, -1 white, 0 empty, by flat point row * size + col
+    (sgfmill rows): the board as ownership and territory code reads it."""
+    size = int(b.info[SIZE])
+    grid = b.color.reshape(size + 2, size + 2)[1:-1, 1:-1].reshape(-1)
+    return np.where(grid == BLACK, 1, np.where(grid == WHITE, -1, 0)).astype(np.int8)
+
+
+def board_from_points(points: np.ndarray, size: int, to_move: int) -> Board:
+    """A board holding the stones of signed_points' form (int8[size * size]), to_move
+    (BLACK or WHITE) to play: a position known only by its stones (no ko, no history)."""
+    b = new_board(size)
+    grid = np.asarray(points).reshape(size, size)
+    for r, c in zip(*np.nonzero(grid), strict=True):
+        place_stone(b, (int(r) + 1) * (size + 2) + int(c) + 1, BLACK if grid[r, c] > 0 else WHITE)
+    b.info[TO_MOVE] = to_move
+    return b
+
+
 @njit(cache=True)
 def copy_board(b: Board) -> Board:
     return Board(

@@ -1,0 +1,106 @@
+"""How well an ownership predictor knows the final territory: the measures of the
+territory comparison (issue 37, after Stern's talk).
+
+Every measure compares a predicted expected owner e_i = P(black) - P(white) in
+[-1, 1] with the final owner y_i (+1 black, -1 white, 0 neither: dame) of every
+point of a labelled position:
+- accuracy: the share of points with an owner (y != 0) where sign(e) = y (e = 0
+  counts as wrong);
+- mse: the mean of (e - y)^2 over all points (dame included: their target is 0);
+- score error: |predicted score - final area score|, the area score being
+  sum_i y_i - komi (black minus white, as the labels count);
+- calibration: the points with an owner binned by predicted P(black) = (1 + e) / 2
+  in 10 equal bins; per bin, the mean prediction and the observed share of black.
+
+The positions compared are those at given move numbers (``MOVES``: before move
+50, 100, 150, 200, and the last position of the game).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MOVES: tuple[int | str, ...] = (50, 100, 150, 200, "last")
+BINS = 10
+
+
+def positions_at(
+    move: np.ndarray, game: np.ndarray, n_moves: np.ndarray, at: int | str
+) -> np.ndarray:
+    """Indices of the positions after ``at`` moves ("last": after the game's last move)."""
+    target = n_moves[game] if at == "last" else np.full(len(move), int(at))
+    return np.flatnonzero(move == target)
+
+
+@dataclass
+class OwnerScores:
+    """Sums over positions, so that parts add up; ``summary`` gives the means."""
+
+    positions: int = 0
+    owned_points: int = 0
+    correct: int = 0
+    points: int = 0
+    sq_err: float = 0.0
+    score_abs_err: float = 0.0
+    seconds: float = 0.0
+
+    def add(self, expected: np.ndarray, owner: np.ndarray, score: float, komi: float) -> None:
+        """One position: expected float[N], owner int8[N], the predicted B - W - komi score."""
+        e = np.asarray(expected, dtype=np.float64).reshape(-1)
+        y = np.asarray(owner, dtype=np.float64).reshape(-1)
+        owned = y != 0
+        self.positions += 1
+        self.owned_points += int(owned.sum())
+        self.correct += int((np.sign(e)[owned] == y[owned]).sum())
+        self.points += len(y)
+        self.sq_err += float(((e - y) ** 2).sum())
+        self.score_abs_err += abs(score - (y.sum() - komi))
+
+    def summary(self) -> dict[str, float]:
+        n = max(self.positions, 1)
+        return {
+            "positions": self.positions,
+            "accuracy": self.correct / max(self.owned_points, 1),
+            "mse": self.sq_err / max(self.points, 1),
+            "score_abs_err": self.score_abs_err / n,
+            "ms_per_position": 1000.0 * self.seconds / n,
+        }
+
+
+@dataclass
+class Calibration:
+    """Counts per bin of predicted P(black): n, sum of predictions, black owners."""
+
+    n: np.ndarray
+    pred: np.ndarray
+    black: np.ndarray
+
+    @classmethod
+    def empty(cls, bins: int = BINS) -> Calibration:
+        return cls(np.zeros(bins, np.int64), np.zeros(bins), np.zeros(bins, np.int64))
+
+    def add(self, expected: np.ndarray, owner: np.ndarray) -> None:
+        y = np.asarray(owner).reshape(-1)
+        p = (1.0 + np.asarray(expected, dtype=np.float64).reshape(-1)) / 2.0
+        owned = y != 0
+        p, y = p[owned], y[owned]
+        b = np.minimum((p * len(self.n)).astype(np.int64), len(self.n) - 1)
+        np.add.at(self.n, b, 1)
+        np.add.at(self.pred, b, p)
+        np.add.at(self.black, b, (y > 0).astype(np.int64))
+
+    def table(self) -> list[dict[str, float]]:
+        """Per bin: lo, hi, n, mean predicted P(black), observed share of black."""
+        k = len(self.n)
+        return [
+            {
+                "lo": i / k,
+                "hi": (i + 1) / k,
+                "n": int(self.n[i]),
+                "predicted": float(self.pred[i] / self.n[i]) if self.n[i] else float("nan"),
+                "observed": float(self.black[i] / self.n[i]) if self.n[i] else float("nan"),
+            }
+            for i in range(k)
+        ]

@@ -1,0 +1,176 @@
+"""Stern's territory predictor: a conditional random field over the final owner of every
+point, given the position.
+
+    P(s | c) = exp( sum_i h_i s_i + sum_(i,j) w_ij s_i s_j ) / Z(c)
+
+s_i = +1 when the side to move ends up owning point i (its stone, or territory
+only its stones surround), -1 when the opponent does; (i, j) runs over
+orthogonal neighbours. The fields h_i and couplings w_ij are sums of learned
+parameters picked by the position's features (gomove.models.territory.features:
+``stern``, the talk's energies, or ``rich``). Queried by Swendsen-Wang sampling
+(gomove.models.territory.sampler): each point's expected owner and the
+distribution of the area score, sum_i s_i minus komi.
+
+``crf.pt`` (``save``/``load``): a plain torch dict, read with weights_only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from gomove import pretrained
+from gomove.atomic import atomic_write
+from gomove.board.board import BLACK, Board, signed_points
+from gomove.models.territory.features import FeatureSet, feature_set, features, geometry
+from gomove.models.territory.sampler import run_chain, seed_state, start_state
+
+FORMAT = "gomove-territory-crf"
+VERSION = 1
+SWEEPS = 200  # Swendsen-Wang sweeps a query averages (after BURN)
+BURN = 10
+
+
+@dataclass(frozen=True)
+class TerritoryEstimate:
+    """The CRF's answer for one position, in absolute colours (sgfmill [row, col]).
+
+    black: P(black owns each point) float64[size, size] (white owns the rest: the
+    model has no dame); mean_score, score_stdev: the area score B - W - komi;
+    sweeps: how many sweeps were averaged.
+    """
+
+    black: np.ndarray
+    mean_score: float
+    score_stdev: float
+    sweeps: int
+
+    @property
+    def expected_owner(self) -> np.ndarray:
+        """E[owner], +1 black, -1 white: P(black) - P(white)."""
+        return 2.0 * self.black - 1.0
+
+
+class TerritoryCRF(torch.nn.Module):
+    """Parameters: ``field`` float64[n_field], ``coupling`` float64[n_coupling]."""
+
+    def __init__(self, features: str = "rich") -> None:
+        super().__init__()
+        self.fs: FeatureSet = feature_set(features)
+        self.field = torch.nn.Parameter(torch.zeros(self.fs.n_field, dtype=torch.float64))
+        self.coupling = torch.nn.Parameter(torch.zeros(self.fs.n_coupling, dtype=torch.float64))
+        self.meta: dict[str, Any] = {}
+
+    @property
+    def features(self) -> str:
+        return self.fs.name
+
+    def potentials(
+        self, field_idx: torch.Tensor, edge_idx: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """h [..., N] and w [..., E] from feature indices [..., N, Fh] and [..., E, Fw]."""
+        h = self.field[field_idx.long()].sum(-1)
+        w = self.coupling[edge_idx.long()].sum(-1)
+        return h, w
+
+    def position_potentials(
+        self, colour: np.ndarray, to_move: int, size: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """float64 h[N], w[E] of one position (colour int8[N]: +1 black, -1 white, 0 empty)."""
+        fi, ei = features(self.fs, colour, to_move, size)
+        field = self.field.detach().cpu().numpy()
+        coupling = self.coupling.detach().cpu().numpy()
+        return field[fi].sum(1), coupling[ei].sum(1)
+
+    def estimate(
+        self,
+        colour: np.ndarray,
+        to_move: int,
+        size: int,
+        komi: float,
+        sweeps: int = SWEEPS,
+        burn: int = BURN,
+        seed: int = 0,
+    ) -> TerritoryEstimate:
+        """Swendsen-Wang estimate for a position given as signed colours (int8[N])."""
+        if sweeps < 1:
+            raise ValueError(f"need at least one sweep, not {sweeps}")
+        h, w = self.position_potentials(colour, to_move, size)
+        s = start_state(h, seed)
+        mean, _, totals = run_chain(
+            h, geometry(size).edges, w, s, sweeps, burn, seed_state(seed), False
+        )
+        sign = 1.0 if to_move > 0 else -1.0
+        black = 0.5 * (1.0 + sign * mean)
+        scores = sign * totals - komi
+        return TerritoryEstimate(
+            black=np.clip(black, 0.0, 1.0).reshape(size, size),
+            mean_score=float(sign * mean.sum() - komi),  # Rao-Blackwellized mean
+            score_stdev=float(scores.std()),
+            sweeps=sweeps,
+        )
+
+    def predict(
+        self,
+        board: Board,
+        to_move: int,
+        komi: float,
+        sweeps: int = SWEEPS,
+        burn: int = BURN,
+        seed: int = 0,
+    ) -> TerritoryEstimate:
+        """estimate for a Board with to_move (BLACK or WHITE) to play."""
+        size = int(np.sqrt(len(signed_points(board))))
+        colour = signed_points(board)
+        mover = 1 if to_move == BLACK else -1
+        return self.estimate(colour, mover, size, komi, sweeps, burn, seed)
+
+    def save(self, path: str | Path, meta: dict[str, Any] | None = None) -> Path:
+        state = {
+            "format": FORMAT,
+            "version": VERSION,
+            "features": self.features,
+            "field": self.field.detach().cpu(),
+            "coupling": self.coupling.detach().cpu(),
+            "meta": dict(self.meta, **(meta or {})),
+        }
+        atomic_write(path, lambda f: torch.save(state, f))
+        return Path(path)
+
+    @classmethod
+    def default(cls) -> TerritoryCRF:
+        """The territory model shipped in the package (gomove.pretrained.TERRITORY)."""
+        if not pretrained.TERRITORY.exists():
+            raise FileNotFoundError(pretrained.missing(pretrained.TERRITORY))
+        return cls.load(pretrained.TERRITORY)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TerritoryCRF:
+        """A crf.pt written by save; a clear ValueError for anything else."""
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except FileNotFoundError:
+            raise
+        except Exception as e:  # torch raises many kinds for a file that is not its own
+            raise ValueError(f"{path}: not a territory model ({type(e).__name__}: {e})") from None
+        if not isinstance(state, dict) or state.get("format") != FORMAT:
+            raise ValueError(f"{path}: not a territory model (no {FORMAT!r} format tag)")
+        if state.get("version") != VERSION:
+            raise ValueError(
+                f"{path}: territory model version {state.get('version')}, want {VERSION}"
+            )
+        crf = cls(state["features"])
+        with torch.no_grad():
+            if (
+                state["field"].shape != crf.field.shape
+                or state["coupling"].shape != crf.coupling.shape
+            ):
+                raise ValueError(f"{path}: parameter shapes do not match features {crf.features!r}")
+            crf.field.copy_(state["field"])
+            crf.coupling.copy_(state["coupling"])
+        crf.meta = dict(state.get("meta", {}))
+        return crf

@@ -1,0 +1,288 @@
+"""What the territory model sees of a position: the index of each point's field parameters
+and of each neighbour pair's coupling parameter.
+
+The model (gomove.models.territory.crf) gives point i the local field
+h_i = sum_k field[field_idx[i, k]] and the pair (i, j) the coupling
+w_ij = sum_k coupling[edge_idx[e, k]]. Everything here is in the frame of the
+side to move ("friend" stones are the mover's, s = +1 means the mover owns the
+point), so both colours share every parameter; and every feature is invariant
+under the 8 symmetries of the board, so those share them too.
+
+Feature sets (``FEATURE_SETS``):
+- ``stern``: the talk's energies. E_(i,j) = h(c_i) s_i + h(c_j) s_j + w(c_i, c_j) s_i s_j
+  summed over neighbour pairs gives point i the field deg(i) h(c_i); here the field
+  is a parameter per (c_i, deg(i)) (9, which holds the talk's 3 as a special case)
+  and the coupling one per unordered colour pair (6).
+- ``rich``: fields by (colour and liberties of the point's string, distance to the
+  edge), by (string size, liberties), by the counts of friendly and enemy
+  neighbours, and for empty points by the distances to the nearest friendly and
+  nearest enemy stone; couplings by the unordered pair of (colour, liberties)
+  classes, whether the two stones are one string, and whether both points lie on
+  the first line.
+
+Points are flat, index r * size + c in sgfmill's (row, col) order; ``grid_edges``
+lists each neighbour pair once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+CAP = 4  # liberties, distances and edge distances are capped here
+N_CLASS = 1 + 2 * CAP  # empty, friend with 1..CAP liberties, enemy with 1..CAP
+
+
+@dataclass(frozen=True)
+class FeatureSet:
+    """A feature set's sizes: field parameters, coupling parameters, index columns."""
+
+    name: str
+    n_field: int
+    n_coupling: int
+    field_cols: int
+    edge_cols: int
+
+
+FEATURE_SETS = {
+    "stern": FeatureSet("stern", 9, 6, 1, 1),
+    "rich": FeatureSet("rich", 45 + 33 + 45 + 17, N_CLASS * (N_CLASS + 1) // 2 * 4, 4, 1),
+}
+
+
+def feature_set(name: str) -> FeatureSet:
+    try:
+        return FEATURE_SETS[name]
+    except KeyError:
+        raise ValueError(f"unknown territory features {name!r}: {sorted(FEATURE_SETS)}") from None
+
+
+def grid_edges(size: int) -> np.ndarray:
+    """int32[E, 2]: every pair of orthogonal neighbours once, E = 2 size (size - 1)."""
+    idx = np.arange(size * size).reshape(size, size)
+    right = np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], axis=1)
+    up = np.stack([idx[:-1, :].ravel(), idx[1:, :].ravel()], axis=1)
+    return np.ascontiguousarray(np.concatenate([right, up]), dtype=np.int32)
+
+
+def neighbour_table(size: int) -> np.ndarray:
+    """int32[N, 4]: the orthogonal neighbours of each point, -1 off the board."""
+    out = np.full((size * size, 4), -1, np.int32)
+    for r in range(size):
+        for c in range(size):
+            i = r * size + c
+            for k, (dr, dc) in enumerate(((-1, 0), (1, 0), (0, -1), (0, 1))):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < size and 0 <= cc < size:
+                    out[i, k] = rr * size + cc
+    return out
+
+
+@njit(cache=True)
+def strings(rel: np.ndarray, nbr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(string id, liberties, stones) of each point's string; -1, 0, 0 for empty points."""
+    n = rel.shape[0]
+    sid = np.full(n, -1, np.int32)
+    libs = np.zeros(n, np.int32)
+    stones = np.zeros(n, np.int32)
+    stack = np.empty(n, np.int32)
+    members = np.empty(n, np.int32)
+    lib_mark = np.full(n, -1, np.int32)
+    for start in range(n):
+        if rel[start] == 0 or sid[start] >= 0:
+            continue
+        colour = rel[start]
+        sid[start] = start
+        top = 1
+        stack[0] = start
+        m = 0
+        n_libs = 0
+        while top:
+            top -= 1
+            p = stack[top]
+            members[m] = p
+            m += 1
+            for k in range(4):
+                q = nbr[p, k]
+                if q < 0:
+                    continue
+                if rel[q] == 0:
+                    if lib_mark[q] != start:
+                        lib_mark[q] = start
+                        n_libs += 1
+                elif rel[q] == colour and sid[q] < 0:
+                    sid[q] = start
+                    stack[top] = q
+                    top += 1
+        for t in range(m):
+            libs[members[t]] = n_libs
+            stones[members[t]] = m
+    return sid, libs, stones
+
+
+@njit(cache=True)
+def distance_to(rel: np.ndarray, nbr: np.ndarray, colour: int, cap: int) -> np.ndarray:
+    """Steps from each point to the nearest stone of colour (rel frame), capped at cap."""
+    n = rel.shape[0]
+    dist = np.full(n, cap, np.int32)
+    queue = np.empty(n, np.int32)
+    head = 0
+    tail = 0
+    for i in range(n):
+        if rel[i] == colour:
+            dist[i] = 0
+            queue[tail] = i
+            tail += 1
+    while head < tail:
+        p = queue[head]
+        head += 1
+        if dist[p] + 1 >= cap:
+            continue
+        for k in range(4):
+            q = nbr[p, k]
+            if q >= 0 and dist[q] > dist[p] + 1:
+                dist[q] = dist[p] + 1
+                queue[tail] = q
+                tail += 1
+    return dist
+
+
+@njit(cache=True)
+def _pair(a: int, b: int) -> int:
+    """Index of the unordered pair {a, b} of classes 0..N_CLASS-1."""
+    lo = min(a, b)
+    hi = max(a, b)
+    return hi * (hi + 1) // 2 + lo
+
+
+@njit(cache=True)
+def point_class(rel: int, libs: int) -> int:
+    """0 empty, 1..CAP friend with that many liberties (capped), CAP+1..2 CAP enemy."""
+    if rel == 0:
+        return 0
+    base = 0 if rel > 0 else CAP
+    return base + min(libs, CAP)
+
+
+@njit(cache=True)
+def _rich(rel, nbr, edges, edge_line, field_idx, edge_idx) -> None:
+    n = rel.shape[0]
+    sid, libs, stones = strings(rel, nbr)
+    d_friend = distance_to(rel, nbr, 1, CAP)
+    d_enemy = distance_to(rel, nbr, -1, CAP)
+    for i in range(n):
+        cls = point_class(rel[i], libs[i])
+        deg = 0
+        n_friend = 0
+        n_enemy = 0
+        for k in range(4):
+            q = nbr[i, k]
+            if q >= 0:
+                deg += 1
+                if rel[q] > 0:
+                    n_friend += 1
+                elif rel[q] < 0:
+                    n_enemy += 1
+        line = edge_line[i]
+        field_idx[i, 0] = cls * 5 + line  # 45
+        if rel[i] == 0:
+            field_idx[i, 1] = 45  # one slot for every empty point
+        else:
+            size_bucket = min(stones[i], 6)  # 1..6
+            side = 0 if rel[i] > 0 else 1
+            field_idx[i, 1] = (
+                45 + 1 + (side * CAP + min(libs[i], CAP) - 1) * 4 + min(size_bucket - 1, 3)
+            )  # 45 + 1 + 32
+        colour3 = 0 if rel[i] == 0 else (1 if rel[i] > 0 else 2)
+        # (friends, enemies) with friends + enemies <= 4: 15 pairs, by colour: 45
+        pair = (n_friend + n_enemy) * (n_friend + n_enemy + 1) // 2 + n_enemy
+        field_idx[i, 2] = 78 + colour3 * 15 + pair
+        if rel[i] == 0:
+            field_idx[i, 3] = 123 + 1 + (d_friend[i] - 1) * CAP + (d_enemy[i] - 1)  # 16
+        else:
+            field_idx[i, 3] = 123
+    for e in range(edges.shape[0]):
+        a = edges[e, 0]
+        b = edges[e, 1]
+        p = _pair(point_class(rel[a], libs[a]), point_class(rel[b], libs[b]))
+        same = 1 if rel[a] != 0 and sid[a] == sid[b] else 0
+        both_line = 1 if edge_line[a] == 0 and edge_line[b] == 0 else 0
+        edge_idx[e, 0] = p * 4 + same * 2 + both_line
+
+
+@njit(cache=True)
+def _stern(rel, nbr, edges, field_idx, edge_idx) -> None:
+    for i in range(rel.shape[0]):
+        deg = 0
+        for k in range(4):
+            if nbr[i, k] >= 0:
+                deg += 1
+        colour3 = 0 if rel[i] == 0 else (1 if rel[i] > 0 else 2)
+        field_idx[i, 0] = colour3 * 3 + deg - 2
+    for e in range(edges.shape[0]):
+        a = rel[edges[e, 0]]
+        b = rel[edges[e, 1]]
+        ca = 0 if a == 0 else (1 if a > 0 else 2)
+        cb = 0 if b == 0 else (1 if b > 0 else 2)
+        lo = min(ca, cb)
+        hi = max(ca, cb)
+        edge_idx[e, 0] = hi * (hi + 1) // 2 + lo
+
+
+class Geometry:
+    """A board size's neighbour table, edge list and distance to the edge, made once."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.nbr = neighbour_table(size)
+        self.edges = grid_edges(size)
+        r, c = np.divmod(np.arange(size * size), size)
+        line = np.minimum(np.minimum(r, c), np.minimum(size - 1 - r, size - 1 - c))
+        self.edge_line = np.minimum(line, CAP).astype(np.int32)
+
+
+_GEOMETRY: dict[int, Geometry] = {}
+
+
+def geometry(size: int) -> Geometry:
+    if size not in _GEOMETRY:
+        _GEOMETRY[size] = Geometry(size)
+    return _GEOMETRY[size]
+
+
+def relative(colour: np.ndarray, to_move: int) -> np.ndarray:
+    """int8 colours (+1 black, -1 white, 0 empty) in the mover's frame (+1 the mover's)."""
+    return (np.asarray(colour, dtype=np.int8) * np.int8(1 if to_move > 0 else -1)).astype(np.int8)
+
+
+def features(fs: FeatureSet, colour: np.ndarray, to_move: int, size: int):
+    """(field_idx int32[N, field_cols], edge_idx int32[E, edge_cols]) of one position.
+
+    colour: int8[size * size], +1 black, -1 white, 0 empty; to_move: +1 black, -1 white.
+    """
+    geo = geometry(size)
+    rel = relative(colour, to_move)
+    if rel.shape != (size * size,):
+        raise ValueError(f"colour: want {size * size} points, not {rel.shape}")
+    field_idx = np.empty((size * size, fs.field_cols), np.int32)
+    edge_idx = np.empty((geo.edges.shape[0], fs.edge_cols), np.int32)
+    if fs.name == "stern":
+        _stern(rel, geo.nbr, geo.edges, field_idx, edge_idx)
+    else:
+        _rich(rel, geo.nbr, geo.edges, geo.edge_line, field_idx, edge_idx)
+    return field_idx, edge_idx
+
+
+def batch_features(fs: FeatureSet, colour: np.ndarray, to_move: np.ndarray, size: int):
+    """features of P positions: int16[P, N, field_cols], int16[P, E, edge_cols]."""
+    geo = geometry(size)
+    p = colour.shape[0]
+    fi = np.empty((p, size * size, fs.field_cols), np.int16)
+    ei = np.empty((p, geo.edges.shape[0], fs.edge_cols), np.int16)
+    for k in range(p):
+        f, e = features(fs, colour[k], int(to_move[k]), size)
+        fi[k] = f
+        ei[k] = e
+    return fi, ei

@@ -1,0 +1,73 @@
+"""The ``territory`` config group of ``gomove territory train`` (gomove/configs/territory.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from gomove.train.config import DataConfig
+
+METHODS = ("ml", "pl")
+
+
+@dataclass
+class TerritoryConfig:
+    """What the CRF learns and how (gomove.train.territory.fit).
+
+    features: "rich" or "stern" (gomove.models.territory.features).
+    method: "ml", maximum likelihood, the model's statistics estimated by
+        ``sweeps`` Swendsen-Wang sweeps a step on one persistent chain per
+        training position; or "pl", pseudo-likelihood (exact gradient, no sampling).
+    pl_epochs: ml starts from this many pseudo-likelihood epochs (a cheap warm start).
+    epochs, batch_size (positions a step), lr (Adam), l2 (weight of the squared
+        parameters in the mean loss).
+    every: keep every n-th position of each labelled game for training (neighbouring
+        positions differ by a stone and share their labels).
+    eval_sweeps: Swendsen-Wang sweeps a test position is estimated with.
+    max_eval_positions: test positions of the per-epoch check (TensorBoard).
+    """
+
+    features: str = "rich"
+    method: str = "ml"
+    pl_epochs: int = 1
+    epochs: int = 4
+    batch_size: int = 256
+    lr: float = 0.05
+    l2: float = 1e-4
+    sweeps: int = 1
+    every: int = 4
+    eval_sweeps: int = 200
+    max_eval_positions: int = 300
+    seed: int = 0
+
+    def validate(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"territory.method must be one of {METHODS}, not {self.method!r}")
+        if (
+            min(self.epochs, self.batch_size, self.every, self.eval_sweeps) < 1
+            or self.pl_epochs < 0
+        ):
+            raise ValueError("territory: epochs, batch_size, every and eval_sweeps must be >= 1")
+        if self.method == "ml" and self.sweeps < 1:
+            raise ValueError("territory.sweeps must be >= 1 for method=ml")
+
+
+@dataclass
+class TerritoryRunConfig:
+    """The whole config of ``gomove territory train``."""
+
+    data: DataConfig = MISSING
+    territory: TerritoryConfig = field(default_factory=TerritoryConfig)
+    seed: int = 0
+    device: str = "auto"
+    progress: bool = True
+    resume: bool = False
+    threads: Any = None
+
+
+def register() -> None:
+    """The schema of gomove/configs/territory.yaml (its data group is train.py's)."""
+    ConfigStore.instance().store(name="base_territory", node=TerritoryRunConfig)

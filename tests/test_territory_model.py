@@ -1,0 +1,316 @@
+"""Stern's territory CRF: the samplers against exact enumeration, the gradient against finite
+differences, parameters recovered from data the model drew, features and files."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from gomove.board.board import BLACK, WHITE, board_from_points, signed_points
+from gomove.models.territory import batched
+from gomove.models.territory.crf import TerritoryCRF
+from gomove.models.territory.features import (
+    FEATURE_SETS,
+    features,
+    geometry,
+    grid_edges,
+    strings,
+)
+from gomove.models.territory.sampler import run_chain, run_chains, seed_state, start_state
+from gomove.train.resume import Resume
+from gomove.train.territory.config import TerritoryConfig
+from gomove.train.territory.fit import (
+    edge_products,
+    energy,
+    fit,
+    labelled_positions,
+    pseudo_log_likelihood,
+)
+
+
+def exact(h: np.ndarray, edges: np.ndarray, w: np.ndarray):
+    """E[s_i], E[s_i s_j] and log Z by summing over all 2^N states."""
+    states = np.array(list(itertools.product([-1.0, 1.0], repeat=len(h))))
+    pairs = states[:, edges[:, 0]] * states[:, edges[:, 1]]
+    e = states @ h + pairs @ w
+    log_z = np.logaddexp.reduce(e)
+    p = np.exp(e - log_z)
+    return p @ states, p @ pairs, log_z
+
+
+def random_model(size: int, seed: int):
+    rng = np.random.default_rng(seed)
+    edges = grid_edges(size)
+    h = rng.normal(0.0, 0.6, size * size)
+    w = rng.normal(0.3, 0.7, len(edges))  # couplings of both signs
+    return h, edges, w
+
+
+@pytest.mark.parametrize("size", [3, 4])
+def test_compiled_sampler_matches_exact_enumeration(size):
+    h, edges, w = random_model(size, size)
+    mean0, pair0, _ = exact(h, edges, w)
+    s = start_state(h, 0)
+    mean, pair, totals = run_chain(h, edges, w, s, 200_000, 50, seed_state(1), True)
+    # couplings of both signs frustrate some loops and slow the mixing: 200,000 sweeps
+    # leave errors of about 0.005 (0.001 at a million; a wrong sampler stays off)
+    assert np.abs(mean - mean0).max() < 0.02
+    assert np.abs(pair - pair0).max() < 0.02
+    assert abs(totals.mean() - mean0.sum()) < 0.1
+
+
+def test_torch_sweeps_match_exact_enumeration():
+    h, edges, w = random_model(3, 7)
+    mean0, pair0, _ = exact(h, edges, w)
+    b = 200
+    hs = torch.tensor(h).expand(b, -1).contiguous()
+    ws = torch.tensor(w).expand(b, -1).contiguous()
+    gen = torch.Generator().manual_seed(0)
+    s = torch.where(torch.rand(b, len(h), generator=gen, dtype=torch.float64) < 0.5, 1.0, -1.0)
+    _, mean, pair = batched.run_chains(hs, ws, s, torch.tensor(edges), 100, 20, gen)
+    assert np.abs(mean.mean(0).numpy() - mean0).max() < 0.03
+    assert np.abs(pair.mean(0).numpy() - pair0).max() < 0.03
+
+
+def test_torch_clusters_are_the_connected_components():
+    size = 5
+    edges = grid_edges(size)
+    rng = np.random.default_rng(3)
+    open_bond = rng.random((4, len(edges))) < 0.5
+    lab = batched.clusters(torch.tensor(open_bond), torch.tensor(edges), size * size).numpy()
+    for k in range(4):  # reference: union-find in Python
+        parent = list(range(size * size))
+
+        def find(i, parent=parent):
+            while parent[i] != i:
+                i = parent[i]
+            return i
+
+        for e in np.flatnonzero(open_bond[k]):
+            parent[find(edges[e, 0])] = find(edges[e, 1])
+        roots = [find(i) for i in range(size * size)]
+        for i, j in itertools.combinations(range(size * size), 2):
+            assert (roots[i] == roots[j]) == (lab[k, i] == lab[k, j])
+
+
+def test_parallel_chains_equal_single_chains_with_the_same_states():
+    h, edges, w = random_model(4, 2)
+    hs = np.stack([h, -h, 0.5 * h])
+    ws = np.stack([w, w, -w])
+    s = np.stack([start_state(x, 0) for x in hs])
+    rng = np.array([seed_state(9, k) for k in range(3)])
+    singles = []
+    for k in range(3):
+        sk = s[k].copy()
+        m, p, _ = run_chain(hs[k], edges, ws[k], sk, 5, 0, rng[k].copy(), True)
+        singles.append((sk, m, p))
+    mean, pair = run_chains(hs, edges, ws, s, 5, rng)
+    for k in range(3):
+        np.testing.assert_array_equal(s[k], singles[k][0])
+        np.testing.assert_allclose(mean[k], singles[k][1])
+        np.testing.assert_allclose(pair[k], singles[k][2])
+
+
+def test_likelihood_gradient_matches_finite_differences():
+    """The fit's surrogate (data energy minus the energy of the model's expectations) has
+    the log-likelihood's gradient: checked with exact expectations on a 3x3 board."""
+    size = 3
+    rng = np.random.default_rng(5)
+    crf = TerritoryCRF("rich")
+    with torch.no_grad():
+        crf.field.copy_(torch.tensor(rng.normal(0, 0.3, crf.fs.n_field)))
+        crf.coupling.copy_(torch.tensor(rng.normal(0.2, 0.3, crf.fs.n_coupling)))
+    colour = np.array([1, 0, -1, 1, 1, 0, 0, -1, -1], np.int8)
+    y = torch.tensor([[1.0, 1, -1, 1, 1, 1, -1, -1, -1]], dtype=torch.float64)
+    fi, ei = (torch.from_numpy(a)[None] for a in features(crf.fs, colour, 1, size))
+    edges_np = grid_edges(size)
+    edges = torch.from_numpy(edges_np)
+
+    def log_lik() -> float:
+        h, w = crf.potentials(fi, ei)
+        _, _, log_z = exact(h[0].detach().numpy(), edges_np, w[0].detach().numpy())
+        return float(energy(h, w, y, edge_products(y, edges))[0].detach()) - log_z
+
+    h, w = crf.potentials(fi, ei)
+    mean, pair, _ = exact(h[0].detach().numpy(), edges_np, w[0].detach().numpy())
+    surrogate = energy(h, w, y, edge_products(y, edges)) - energy(
+        h, w, torch.tensor(mean)[None], torch.tensor(pair)[None]
+    )
+    surrogate.sum().backward()
+    used_f = sorted(set(fi.reshape(-1).tolist()))
+    used_c = sorted(set(ei.reshape(-1).tolist()))
+    eps = 1e-6
+    for param, used in ((crf.field, used_f), (crf.coupling, used_c)):
+        for k in used:
+            with torch.no_grad():
+                param[k] += eps
+            up = log_lik()
+            with torch.no_grad():
+                param[k] -= 2 * eps
+            down = log_lik()
+            with torch.no_grad():
+                param[k] += eps
+            assert param.grad[k].item() == pytest.approx((up - down) / (2 * eps), abs=1e-6)
+
+
+def _sampled_data(true: TerritoryCRF, size: int, n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    colour = rng.choice([-1, 0, 1], size=(n, size * size), p=[0.25, 0.5, 0.25]).astype(np.int8)
+    to_move = rng.choice([-1, 1], size=n).astype(np.int8)
+    owner = np.empty_like(colour)
+    edges = geometry(size).edges
+    for k in range(n):
+        h, w = true.position_potentials(colour[k], int(to_move[k]), size)
+        s = start_state(h, k)
+        run_chain(h, edges, w, s, 1, 30, seed_state(seed, k), False)
+        owner[k] = s * to_move[k]
+    return colour, to_move, owner
+
+
+@pytest.mark.parametrize("method", ["pl", "ml"])
+def test_parameters_recovered_from_data_the_model_drew(method):
+    size = 5
+    rng = np.random.default_rng(0)
+    true = TerritoryCRF("stern")
+    with torch.no_grad():
+        true.field.copy_(torch.tensor(rng.normal(0, 0.4, 9)))
+        true.coupling.copy_(torch.tensor(rng.normal(0.3, 0.3, 6)))
+    colour, to_move, owner = _sampled_data(true, size, 2000, 1)
+    crf = TerritoryCRF("stern")
+    data = labelled_positions(crf, colour, to_move, owner, size)
+    cfg = TerritoryConfig(features="stern", method=method, epochs=12, pl_epochs=2, batch_size=100,
+                          lr=0.05, l2=0.0, sweeps=1)  # fmt: skip
+    fit(crf, data, cfg, torch.device("cpu"))
+    assert np.abs(crf.field.detach().numpy() - true.field.detach().numpy()).max() < 0.2
+    assert np.abs(crf.coupling.detach().numpy() - true.coupling.detach().numpy()).max() < 0.2
+
+
+def _small_fit_data():
+    size = 5
+    true = TerritoryCRF("rich")
+    with torch.no_grad():
+        true.field.normal_(0, 0.3, generator=torch.Generator().manual_seed(0))
+        true.coupling.fill_(0.4)
+    colour, to_move, owner = _sampled_data(true, size, 300, 2)
+    return colour, to_move, owner, size
+
+
+def test_same_config_same_model_and_resume_continues_exactly(tmp_path):
+    colour, to_move, owner, size = _small_fit_data()
+    cfg = TerritoryConfig(method="ml", epochs=3, pl_epochs=1, batch_size=64, sweeps=1)
+
+    def trained(checkpoint=None, stop_after=None):
+        crf = TerritoryCRF("rich")
+        data = labelled_positions(crf, colour, to_move, owner, size)
+
+        def on_epoch(epoch, record):
+            if epoch == stop_after:
+                raise KeyboardInterrupt
+
+        fit(crf, data, cfg, torch.device("cpu"), checkpoint, on_epoch=on_epoch)
+        return crf
+
+    a = trained()
+    b = trained()
+    torch.testing.assert_close(a.field, b.field, rtol=0, atol=0)
+    resume = Resume(tmp_path / "state.pt", {"x": 1}, resume=True)
+    with pytest.raises(KeyboardInterrupt):
+        trained(resume, stop_after=2)
+    c = trained(resume)
+    torch.testing.assert_close(a.field, c.field, rtol=0, atol=0)
+    torch.testing.assert_close(a.coupling, c.coupling, rtol=0, atol=0)
+
+
+def test_pseudo_likelihood_matches_its_definition():
+    size = 3
+    edges_np = grid_edges(size)
+    rng = np.random.default_rng(1)
+    h = torch.tensor(rng.normal(0, 1, (1, 9)))
+    w = torch.tensor(rng.normal(0, 1, (1, len(edges_np))))
+    y = torch.tensor([[1.0, -1, 1, 0, 1, -1, -1, 1, 1]], dtype=torch.float64)
+    got = pseudo_log_likelihood(h, w, y, torch.from_numpy(edges_np)).item()
+    want = 0.0
+    for i in range(9):
+        if y[0, i] == 0:
+            continue
+        u = h[0, i].item()
+        for e, (a, b) in enumerate(edges_np):
+            if a == i:
+                u += w[0, e].item() * y[0, b].item()
+            elif b == i:
+                u += w[0, e].item() * y[0, a].item()
+        want += -np.log1p(np.exp(-2 * y[0, i].item() * u))
+    assert got == pytest.approx(want, abs=1e-9)
+
+
+def _transforms(size: int):
+    """The 8 symmetries as maps of flat points."""
+    r, c = np.divmod(np.arange(size * size), size)
+    n = size - 1
+    for rr, cc in ((r, c), (c, n - r), (n - r, n - c), (n - c, r)):
+        yield rr * size + cc
+        yield rr * size + (n - cc)
+
+
+@pytest.mark.parametrize("name", sorted(FEATURE_SETS))
+def test_features_are_invariant_under_symmetries_and_colours(name):
+    size = 7
+    fs = FEATURE_SETS[name]
+    rng = np.random.default_rng(4)
+    colour = rng.choice([-1, 0, 1], size=size * size, p=[0.3, 0.4, 0.3]).astype(np.int8)
+    fi, ei = features(fs, colour, 1, size)
+    edges = grid_edges(size)
+    edge_key = {tuple(sorted(e)): k for k, e in enumerate(edges.tolist())}
+    for perm in _transforms(size):
+        moved = np.empty_like(colour)
+        moved[perm] = colour
+        fi2, ei2 = features(fs, moved, 1, size)
+        np.testing.assert_array_equal(fi2[perm], fi)
+        for k, (a, b) in enumerate(edges):
+            np.testing.assert_array_equal(ei2[edge_key[tuple(sorted((perm[a], perm[b])))]], ei[k])
+    fi3, ei3 = features(fs, -colour, -1, size)  # colours swapped, the other side to move
+    np.testing.assert_array_equal(fi3, fi)
+    np.testing.assert_array_equal(ei3, ei)
+    assert fi.min() >= 0 and fi.max() < fs.n_field and ei.min() >= 0 and ei.max() < fs.n_coupling
+
+
+def test_strings_and_liberties_match_the_board():
+    size = 9
+    rng = np.random.default_rng(8)
+    points = rng.choice([-1, 0, 1], size=size * size, p=[0.2, 0.6, 0.2]).astype(np.int8)
+    board = board_from_points(points, size, BLACK)
+    points = signed_points(board)  # stones without liberties were captured on placing
+    geo = geometry(size)
+    sid, libs, stones = strings(points, geo.nbr)
+    w = size + 2
+    for i in np.flatnonzero(points):
+        loc = (i // size + 1) * w + i % size + 1
+        head = board.head[loc]
+        assert libs[i] == board.libs[head]
+        assert stones[i] == board.nstones[head]
+
+
+def test_predict_on_a_board_and_save_load(tmp_path):
+    crf = TerritoryCRF("stern")
+    with torch.no_grad():  # the mover's stones own their surroundings, the opponent's theirs
+        crf.field.copy_(torch.tensor([0, 0, 0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0]))
+        crf.coupling.fill_(0.5)
+    size = 9
+    points = np.zeros(size * size, np.int8)
+    points[[i * size + 2 for i in range(size)]] = 1  # a black wall on column 3
+    points[[i * size + 6 for i in range(size)]] = -1  # a white wall on column 7
+    board = board_from_points(points, size, WHITE)
+    est = crf.predict(board, WHITE, komi=0.0, sweeps=300)
+    assert est.black[:, :2].mean() > 0.8 and est.black[:, 7:].mean() < 0.2
+    assert est.mean_score == pytest.approx(est.expected_owner.sum(), abs=1e-9)
+    path = crf.save(tmp_path / "crf.pt", {"note": "test"})
+    back = TerritoryCRF.load(path)
+    assert back.meta["note"] == "test" and back.features == "stern"
+    torch.testing.assert_close(back.field, crf.field)
+    np.testing.assert_allclose(back.predict(board, WHITE, 0.0, sweeps=300).black, est.black)
+    (tmp_path / "bad.pt").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="not a territory model"):
+        TerritoryCRF.load(tmp_path / "bad.pt")

@@ -3,7 +3,9 @@
 - ``MODEL``: the full move-prediction model, a packed checkpoint
   (gomove.models.packed): the prior, the policy mode and progressive widening;
 - ``POLICY``: the light playout policy (a ``policy.npz`` of ``train.py
-  features=light``): the search's pattern playouts and the ownership maps.
+  features=light``): the search's pattern playouts and the ownership maps;
+- ``TERRITORY``: Stern's territory CRF (gomove.models.territory.crf, a ``crf.pt``
+  of ``gomove territory train``): ownership maps and dead stones without playouts.
 
 Data only: the loaders (``Predictor.default``, ``PatternPolicy.default``) live
 with the code that reads each kind.
@@ -16,6 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 MODEL = HERE / "model.npz"
 POLICY = HERE / "policy.npz"
+TERRITORY = HERE / "territory.pt"
 CARD = "docs/model-card.md"
 
 

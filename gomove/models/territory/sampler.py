@@ -59,10 +59,20 @@ def _find(parent: np.ndarray, i: int) -> int:
 
 
 @njit(cache=True)
+def open_probabilities(w: np.ndarray) -> np.ndarray:
+    """1 - exp(-2 |w_ij|): the chance a satisfied pair is bonded (made once a chain)."""
+    out = np.empty(w.shape[0], np.float64)
+    for e in range(w.shape[0]):
+        out[e] = -np.expm1(-2.0 * abs(w[e]))
+    return out
+
+
+@njit(cache=True)
 def sweep(
     h: np.ndarray,
     edges: np.ndarray,
     w: np.ndarray,
+    p_open: np.ndarray,
     s: np.ndarray,
     parent: np.ndarray,
     field: np.ndarray,
@@ -73,30 +83,34 @@ def sweep(
 ) -> None:
     """One Swendsen-Wang sweep of s (int8[N], changed in place); adds weight times the
     conditional expectations of s_i to mean_out[N] and of s_i s_j to pair_out[E]
-    (pair_out of length 0: not kept)."""
+    (pair_out of length 0: not kept). p_open: open_probabilities(w); parent, field:
+    scratch of N."""
     n = s.shape[0]
     for i in range(n):
         parent[i] = i
+        field[i] = 0.0
     for e in range(edges.shape[0]):
         a = edges[e, 0]
         b = edges[e, 1]
         we = w[e]
         prod = s[a] * s[b]
         if (we > 0.0 and prod > 0) or (we < 0.0 and prod < 0):
-            if _uniform(rng) < 1.0 - np.exp(-2.0 * abs(we)):
+            if _uniform(rng) < p_open[e]:
                 ra = _find(parent, a)
                 rb = _find(parent, b)
                 if ra != rb:
                     parent[ra] = rb
     for i in range(n):
-        field[i] = 0.0
-    for i in range(n):
         r = _find(parent, i)
         parent[i] = r
         field[r] += h[i] * s[i]
-    # RB expectations with the pre-flip spins (s_i tanh(H_C) is the same after a flip)
+    # each root: tanh(H_C) for the RB expectations (s_i tanh(H_C) is the same after a
+    # flip, so the pre-flip spins serve), then the orientation, keep with prob sigmoid(2 H_C)
     for i in range(n):
-        mean_out[i] += weight * s[i] * np.tanh(field[parent[i]])
+        if parent[i] == i:
+            field[i] = np.tanh(field[i])
+    for i in range(n):
+        mean_out[i] += weight * s[i] * field[parent[i]]
     if pair_out.shape[0]:
         for e in range(edges.shape[0]):
             a = edges[e, 0]
@@ -107,12 +121,10 @@ def sweep(
             if ra == rb:
                 pair_out[e] += weight * prod
             else:
-                pair_out[e] += weight * prod * np.tanh(field[ra]) * np.tanh(field[rb])
-    # orientation of each cluster, drawn at its root: keep with prob sigmoid(2 H_C)
+                pair_out[e] += weight * prod * field[ra] * field[rb]
     for i in range(n):
-        if parent[i] == i:
-            keep = 1.0 / (1.0 + np.exp(-2.0 * field[i]))
-            field[i] = 1.0 if _uniform(rng) < keep else -1.0
+        if parent[i] == i:  # sigmoid(2 H) = (1 + tanh H) / 2
+            field[i] = 1.0 if _uniform(rng) < 0.5 * (1.0 + field[i]) else -1.0
     for i in range(n):
         if field[parent[i]] < 0.0:
             s[i] = -s[i]
@@ -136,6 +148,7 @@ def run_chain(
     after each counted sweep float64[sweeps]).
     """
     n = s.shape[0]
+    p_open = open_probabilities(w)
     parent = np.empty(n, np.int64)
     field = np.empty(n, np.float64)
     mean = np.zeros(n, np.float64)
@@ -144,10 +157,10 @@ def run_chain(
     dummy_p = np.zeros(0, np.float64)
     totals = np.empty(sweeps, np.float64)
     for _ in range(burn):
-        sweep(h, edges, w, s, parent, field, dummy_m, dummy_p, 0.0, rng)
+        sweep(h, edges, w, p_open, s, parent, field, dummy_m, dummy_p, 0.0, rng)
     inv = 1.0 / max(sweeps, 1)
     for t in range(sweeps):
-        sweep(h, edges, w, s, parent, field, mean, pair, inv, rng)
+        sweep(h, edges, w, p_open, s, parent, field, mean, pair, inv, rng)
         tot = 0.0
         for i in range(n):
             tot += s[i]
@@ -174,8 +187,9 @@ def run_chains(
     for k in prange(bsz):
         parent = np.empty(n, np.int64)
         field = np.empty(n, np.float64)
+        p_open = open_probabilities(w[k])
         for _ in range(sweeps):
-            sweep(h[k], edges, w[k], s[k], parent, field, mean[k], pair[k], inv, rng[k])
+            sweep(h[k], edges, w[k], p_open, s[k], parent, field, mean[k], pair[k], inv, rng[k])
     return mean, pair
 
 

@@ -15,6 +15,7 @@ from gomove.experiment.run import run
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.models.mm import BradleyTerry
+from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.predict import Predictor
 from gomove.reading.games import ReadConfig
 
@@ -61,6 +62,18 @@ def capture_model():
     o, s = int(ex.registry.offsets[g]), int(ex.registry.sizes[g])
     log_gamma[o : o + s] = 4.0
     return Predictor(BradleyTerry(ex.registry.n_features, log_gamma), ex, name="capture")
+
+
+@pytest.fixture(scope="session")
+def territory_path(tmp_path_factory) -> Path:
+    """A crf.pt of a hand-set Stern CRF in which stones own their surroundings: field +1
+    on the mover's stones, -1 on the opponent's, 0 on empty points (index colour * 3 +
+    degree - 2), every coupling 1."""
+    crf = TerritoryCRF("stern")
+    with torch.no_grad():
+        crf.field.copy_(torch.tensor([0.0] * 3 + [1.0] * 3 + [-1.0] * 3, dtype=torch.float64))
+        crf.coupling.fill_(1.0)
+    return crf.save(tmp_path_factory.mktemp("territory") / "crf.pt")
 
 
 @pytest.fixture(scope="session")

@@ -11,22 +11,25 @@ import sys
 import numpy as np
 import pytest
 
-from gomove.board.board import BLACK, WHITE
+from gomove.board.board import BLACK, WHITE, copy_board, play
 from gomove.board.coords import PASS, gtp_to_loc
-from gomove.play.analysis.engine import AnalysisEngine, policy_array
+from gomove.cli.analysis import main as analysis_main
+from gomove.models.territory.crf import TerritoryCRF
+from gomove.play.analysis.engine import AnalysisEngine, policy_array, setup_board
 from gomove.play.analysis.query import Query, QueryError
 from gomove.play.analysis.server import serve
+from gomove.play.ownership import crf_ownership
 from gomove.play.predict import Prediction
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
 from gomove.playout.policy import PatternPolicy
 
 
-def make_engine(predictor=None, visits: int = 16) -> AnalysisEngine:
+def make_engine(predictor=None, visits: int = 16, territory=None) -> AnalysisEngine:
     cfg = SearchConfig(sims=visits, pw=predictor is not None, resign=0.0, seed=0)
     policy = PatternPolicy.neutral()
     return AnalysisEngine(lambda size: Search(cfg, policy, predictor), predictor, policy,
-                          default_visits=visits)  # fmt: skip
+                          default_visits=visits, territory=territory)  # fmt: skip
 
 
 def answers(engine: AnalysisEngine, **query) -> list[dict]:
@@ -267,3 +270,47 @@ def test_a_human_profile_gets_the_models_policy_as_human_policy(capture_model):
     assert len(r["humanPolicy"]) == 82 and "policy" not in r
     plain = answers(engine, moves=[["B", "E5"]], includePolicy=True)[0]
     assert r["humanPolicy"] == plain["policy"]
+
+
+# Black walls off rows 1-5, White rows 7-9; the white stone on E1 is dead.
+WALLS = [["B", f"{c}5"] for c in "ABCDEFGHJ"] + [["W", f"{c}7"] for c in "ABCDEFGHJ"]
+WALLS += [["W", "E1"]]
+
+
+def test_the_crf_makes_the_ownership_maps(territory_path):
+    """--ownership crf: includeOwnership is the CRF's map of the position and a move's
+    ownership its map after the move (the engine's seeds: the turn, then turn * 1000 +
+    the move's order), top row first, in the query's perspective; a forked worker
+    answers the same."""
+    crf = TerritoryCRF.load(territory_path)
+    engine = make_engine(territory=crf)
+    q = {"id": "q", "boardXSize": 9, "boardYSize": 9, "initialStones": WALLS, "komi": 0.5,
+         "includeOwnership": True, "includeMovesOwnership": True, "maxVisits": 8}  # fmt: skip
+    (r,) = engine.handle(q)
+    board = setup_board(Query.parse(q, 8))
+    own = crf_ownership(board, BLACK, 0.5, crf, seed=0)
+    assert r["ownership"] == pytest.approx((own.black - own.white)[::-1].reshape(-1), abs=1e-6)
+    assert np.mean(r["ownership"][:27]) < -0.8 and np.mean(r["ownership"][-45:]) > 0.8
+    assert r["moveInfos"]
+    for order, m in enumerate(r["moveInfos"]):
+        b = copy_board(board)
+        play(b, gtp_to_loc(m["move"], 9), BLACK)
+        after = crf_ownership(b, WHITE, 0.5, crf, seed=order)
+        want = (after.black - after.white)[::-1].reshape(-1)
+        assert m["ownership"] == pytest.approx(want, abs=1e-6)
+    (w,) = engine.handle(q | {"overrideSettings": {"reportAnalysisWinratesAs": "WHITE"}})
+    assert w["ownership"] == pytest.approx([-x for x in r["ownership"]], abs=1e-6)
+    out = io.StringIO()
+    assert serve(engine, io.StringIO(json.dumps(q) + "\n"), out, workers=1) == 1
+    (forked,) = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert forked["ownership"] == r["ownership"]
+
+
+def test_a_bad_territory_model_is_a_one_line_exit(tmp_path):
+    (tmp_path / "bad.pt").write_text("not a model\n")
+    for bad in (tmp_path / "bad.pt", tmp_path / "none.pt"):
+        with pytest.raises(SystemExit) as e:
+            analysis_main(["--model", "none", "--policy", "none", "--ownership", "crf",
+                           "--territory", str(bad)])  # fmt: skip
+        msg = str(e.value.code)
+        assert msg.startswith("gomove analysis: ") and str(bad) in msg and "\n" not in msg, msg

@@ -7,7 +7,10 @@
 - fuzz: thousands of random and malformed commands, each answered exactly once
   with '=' or '?', the engine's board always the replay of its move list;
 - gomove gtp as a process; gomove match resumes and refs with final_score
-  (gomove against itself; against GNU Go when installed).
+  (gomove against itself; against GNU Go when installed);
+- --ownership crf: gomove-ownership, kata-analyze's ownership and final_score's
+  dead stones are the territory CRF's map of the position; a bad --territory is a
+  one-line exit.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ import numpy as np
 import pytest
 from sgfmill import sgf
 
-from gomove.board.board import new_board, play
+from gomove.board.board import BLACK, WHITE, new_board, play
 from gomove.cli.gtp import add_engine_args, build_engine
+from gomove.cli.gtp import main as gtp_main
 from gomove.cli.match import main as match_main
 from gomove.evaluate.match import (
     engine_command,
@@ -37,17 +41,21 @@ from gomove.evaluate.match import (
     summary,
     wilson,
 )
+from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.game import GameState
+from gomove.play.gtp.analysis import point_vertex
 from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.protocol import parse_command, preprocess
 from gomove.play.gtp.server import answer, serve
+from gomove.play.ownership import crf_ownership, ownership
 from gomove.play.search.config import DEFAULT_TREE, SearchConfig, pachi_prior
 from gomove.playout.policy import PatternPolicy
 
 
-def engine(predictor=None, **kw) -> GtpEngine:
+def engine(predictor=None, territory=None, **kw) -> GtpEngine:
     cfg = SearchConfig(playouts="pattern", pw=predictor is not None, sims=40, resign=0, **kw)
-    return GtpEngine(predictor, PatternPolicy.neutral(), cfg, owner_playouts=50)
+    return GtpEngine(predictor, PatternPolicy.neutral(), cfg, owner_playouts=50,
+                     territory=territory)  # fmt: skip
 
 
 def transcript(e: GtpEngine, commands: str) -> list[str]:
@@ -451,3 +459,77 @@ def test_match_cli_plays_two_engines_each_with_its_environment(runs, tmp_path, c
     with pytest.raises(SystemExit, match="expected KEY=VALUE"):
         match_main(["--engine", gtp, "--row", "a=", "--opponent-env", "NOVALUE", "--out",
                     str(tmp_path / "x")])  # fmt: skip
+
+
+# Black walls off rows 1-5, White rows 7-9; the white stone on E1 is dead.
+WALLS = [f"play b {c}5" for c in "ABCDEFGHJ"] + [f"play w {c}7" for c in "ABCDEFGHJ"]
+WALLS += ["play w E1", "komi 0.5"]
+
+
+def crf_engine(territory_path) -> GtpEngine:
+    e = engine(territory=TerritoryCRF.load(territory_path))
+    commands = ["boardsize 9", *WALLS]
+    assert transcript(e, "\n".join(commands) + "\n") == ["=", ""] * len(commands) + [""]
+    return e
+
+
+def test_crf_ownership_map_and_final_score(territory_path):
+    """gomove-ownership is the CRF's map of the position, and final_score removes the
+    stone it gives to the other side: B 45 - W 27 - komi 0.5 (row 6 is dame)."""
+    e = crf_engine(territory_path)
+    out: list[str] = []
+    for cmd in ("gogui-analyze_commands", "gomove-ownership", "final_score"):
+        answer(e, cmd, out.append, lambda: False)
+    commands, gfx, score = out
+    assert "gfx/Ownership (CRF)/gomove-ownership" in commands
+    own = crf_ownership(e.game.board, BLACK, 0.5, e.territory)
+    tokens = gfx.split("INFLUENCE ")[1].split()
+    shown = dict(zip(tokens[::2], map(float, tokens[1::2]), strict=True))
+    want = {point_vertex(r, c): x for (r, c), x in np.ndenumerate(own.black - own.white)}
+    assert shown == pytest.approx({v: round(x, 3) for v, x in want.items() if x != 0}, abs=1e-9)
+    assert shown["E1"] > 0.6  # the white stone is black's: dead
+    assert score == "= B+17.5\n\n"
+
+
+def test_playout_ownership_is_the_ownership_modules_map():
+    """Without a CRF the engine's map is gomove.play.ownership's, owner_playouts playouts
+    of its policy, seed 0; final_score judges E1 dead by it too."""
+    e = engine()
+    commands = ["boardsize 9", *WALLS]
+    assert transcript(e, "\n".join(commands) + "\n") == ["=", ""] * len(commands) + [""]
+    own = ownership(e.game.board, BLACK, 50, 0.5, 0, policy=e.policy)
+    np.testing.assert_array_equal(e.ownership(), own.black - own.white)
+    assert e.final_score([]) == "B+17.5"
+
+
+def test_crf_ownership_in_kata_analyze(territory_path):
+    """kata-analyze ... ownership true carries the CRF's map (of the colour asked for, in
+    its perspective), size * size values top row first, the same on every line."""
+    e = crf_engine(territory_path)
+    out: list[str] = []
+    calls = iter(range(10))
+    answer(e, "kata-analyze w interval 5 ownership true", out.append, lambda: next(calls) >= 2)
+    lines = [x for x in "".join(out).split("\n") if "ownership" in x]
+    assert len(lines) == 2
+    own = crf_ownership(e.game.board, WHITE, 0.5, e.territory)
+    want = [-(own.black - own.white)[r, c] for r in range(8, -1, -1) for c in range(9)]
+    for line in lines:
+        values = [float(x) for x in line.split("ownership ")[1].split()]
+        assert values == pytest.approx(want, abs=1e-4) and len(values) == 81
+
+
+def test_gtp_options_choose_the_ownership_method(territory_path, tmp_path, capsys):
+    ap = argparse.ArgumentParser()
+    add_engine_args(ap)
+    base = ["--model", "none", "--policy", "none"]
+    assert build_engine(ap.parse_args(base)).territory is None  # playouts by default
+    crf = build_engine(ap.parse_args([*base, "--ownership", "crf", "--territory",
+                                      str(territory_path)]))  # fmt: skip
+    assert crf.territory.features == "stern"
+    assert "ownership: the territory CRF" in capsys.readouterr().err
+    (tmp_path / "bad.pt").write_bytes(b"PK\x03\x04 not a zip")
+    for bad in (tmp_path / "bad.pt", tmp_path / "none.pt"):
+        with pytest.raises(SystemExit) as e:
+            gtp_main([*base, "--ownership", "crf", "--territory", str(bad)])
+        msg = str(e.value.code)
+        assert msg.startswith("gomove gtp: ") and str(bad) in msg and "\n" not in msg, msg

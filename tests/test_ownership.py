@@ -7,7 +7,11 @@ Invariants checked:
   the mean score equals the mean of its scores;
 - ``board_at`` gives the board of sgfmill's replay before the asked move and
   the right colour to move, and rejects a move out of range;
-- the PNG and the command line write a real PNG file.
+- the PNG and the command line write a real PNG file;
+- the territory CRF's map (crf_ownership) is the CRF's estimate, with no dame, and
+  gives each side the points its walls enclose; ``gomove ownership --method crf``
+  draws it; a missing or bad --territory, or the shipped one absent, is a one-line
+  exit naming the command.
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ import pytest
 from board_ascii import board_from
 from gamegen import random_sgf
 
+from gomove import pretrained
 from gomove.board.board import BLACK, WHITE, copy_board
 from gomove.board.replay import board_at
+from gomove.cli.models import load_territory
 from gomove.cli.ownership import main
+from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.boardplot import stones
-from gomove.play.ownership import ownership, plot_ownership
+from gomove.play.ownership import CRF, PLAYOUTS, crf_ownership, ownership, plot_ownership
 from gomove.playout.driver import (
     default_max_moves,
     play_game,
@@ -121,3 +128,76 @@ def test_map_with_pattern_policy():
     assert own.black[0, 2] == 1.0 and own.white[8, 6] == 1.0
     uniform = ownership(b, BLACK, n=32, seed=4)
     assert not np.array_equal(own.black, uniform.black)
+
+
+# Black walls off the bottom five rows, White the top three; a lone white stone on E1
+# inside Black's side.
+WALLS = """
+    . . . . . . . . .
+    . . . . . . . . .
+    O O O O O O O O O
+    . . . . . . . . .
+    X X X X X X X X X
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . O . . . .
+"""
+
+
+@pytest.mark.parametrize("to_move", [BLACK, WHITE])
+def test_crf_map_gives_each_side_what_its_wall_encloses(territory_path, to_move):
+    crf = TerritoryCRF.load(territory_path)
+    b = board_from(WALLS)
+    own = crf_ownership(b, to_move, 0.5, crf, sweeps=200, seed=1)
+    est = crf.predict(b, to_move, 0.5, sweeps=200, seed=1)
+    np.testing.assert_array_equal(own.black, est.black)
+    np.testing.assert_allclose(own.white, 1.0 - own.black)  # the CRF has no dame
+    assert own.mean_score == est.mean_score and own.score_stdev == est.score_stdev
+    assert own.score_stderr == pytest.approx(est.score_stdev / np.sqrt(200))
+    assert (own.n, own.to_move, own.method) == (200, to_move, CRF)
+    assert own.describe() == "CRF, 200 sweeps"
+    assert own.black[:5].mean() > 0.9 and own.black[0, 4] > 0.8  # rows 1-5 and E1: black's
+    assert own.black[6:].mean() < 0.1  # rows 7-9: white's
+    assert own.mean_score > 0  # 45 points to 27, row 6 either's
+    plain = ownership(b, to_move, n=4)
+    assert (plain.method, plain.describe()) == (PLAYOUTS, "4 playouts")
+
+
+def test_cli_draws_the_crf_map(tmp_path, territory_path, capsys):
+    sgf = tmp_path / "g.sgf"
+    sgf.write_bytes(random_sgf(9, 30, seed=5))
+    out = tmp_path / "crf.png"
+    main([str(sgf), "--move", "20", "--method", "crf", "--territory", str(territory_path),
+          "--sweeps", "20", "--out", str(out)])  # fmt: skip
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    said = capsys.readouterr().out
+    assert "CRF, 20 sweeps (the territory CRF" in said and "mean dame share 0.000" in said
+    out.unlink()
+    main([str(sgf), "--territory", str(territory_path), "--sweeps", "5", "--out", str(out)])
+    assert out.is_file() and "CRF, 5 sweeps" in capsys.readouterr().out  # --territory: crf
+
+
+def test_cli_bad_territory_is_a_one_line_error(tmp_path, territory_path, monkeypatch):
+    sgf = tmp_path / "g.sgf"
+    sgf.write_bytes(random_sgf(9, 30, seed=5))
+    (tmp_path / "bad.pt").write_text("not a model\n")
+    monkeypatch.setattr(pretrained, "TERRITORY", tmp_path / "absent.pt")
+    cases = [
+        (["--territory", str(tmp_path / "none.pt")], "No such file"),
+        (["--territory", str(tmp_path / "bad.pt")], "not a territory model"),
+        (["--method", "crf"], "no shipped model"),  # the shipped one absent
+        (["--method", "playouts", "--territory", str(territory_path)], "crf method"),
+    ]
+    for extra, why in cases:
+        with pytest.raises(SystemExit) as e:
+            main([str(sgf), *extra, "--out", str(tmp_path / "x.png")])
+        msg = str(e.value.code)
+        assert msg.startswith("gomove ownership: ") and why in msg and "\n" not in msg, msg
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_load_territory_defaults_to_the_shipped_model(territory_path, monkeypatch):
+    monkeypatch.setattr(pretrained, "TERRITORY", territory_path)
+    crf = load_territory(None)
+    assert crf.features == "stern" and crf.field[3].item() == 1.0

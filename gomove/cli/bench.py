@@ -1,6 +1,7 @@
 """``gomove bench`` (``python bench.py``): benchmarks, JSON lines out.
 
     gomove bench [replay] [extract] [mm] [fbt] [rankers] [scale] [playout] [mc-owner]
+                 [territory]
                  [search] [predict] [analysis]
     gomove bench mm fbt --mm-games 300 --data ../shared/data
     gomove bench search --policy RUN_LIGHT/policy.npz --model RUN/model.pt
@@ -24,6 +25,7 @@ ALL = (
     "scale",
     "playout",
     "mc-owner",
+    "territory",
     "search",
     "predict",
     "analysis",
@@ -55,7 +57,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--fbt-batch", type=int, help="positions per step of `fbt` (default: the auto batch)"
     )
-    p.add_argument("--owner-games", type=int, default=5, help="games timed by `mc-owner`")
+    p.add_argument(
+        "--owner-games", type=int, default=5, help="games timed by `mc-owner` and `territory`"
+    )
     p.add_argument("--cache-dir", default="cache", help="where `mm` and `fbt` keep their dataset")
     p.add_argument(
         "--policy",

@@ -5,6 +5,7 @@ gomove gtp --model RUN/model.pt --policy RUN_LIGHT/policy.npz
 gomove gtp --mode policy --temperature 0.5   # the model's move probabilities, no search
 gomove gtp --tree coulom --set pw_base=40    # Coulom's widening on every board size
 gomove gtp --model none --policy none --sims 3000   # plain UCT, uniform playouts
+gomove gtp --ownership crf                   # ownership maps by the territory CRF
 
 The defaults are the strongest settings measured (docs/engine.md, docs/matches/):
 the shipped full model (--model) ranks the moves of the tree and gives their
@@ -16,7 +17,9 @@ own: --tree coulom or --tree pachi on every size, --no-pw (plain UCT: the model
 only in policy mode), --uniform or --policy none (uniform playouts), --model none
 (no model). Every SearchConfig field can be set with --set key=value, over the
 tree's settings (--set pw_base=40 --set promote_at=none: Coulom's schedule with
-Pachi's prior).
+Pachi's prior). --ownership crf (--territory PATH: another crf.pt) makes the
+ownership maps (gomove-ownership, kata-analyze's ownership, final_score's dead
+stones) with Stern's territory CRF instead of playouts.
 """
 
 from __future__ import annotations
@@ -28,7 +31,14 @@ from collections.abc import Callable
 from functools import partial
 
 from gomove.cli import doc_parser
-from gomove.cli.models import add_model_args, announce, load_model, load_policy
+from gomove.cli.models import (
+    add_model_args,
+    add_territory_args,
+    announce,
+    load_model,
+    load_policy,
+    territory_model,
+)
 from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.server import serve
 from gomove.play.predict import Predictor
@@ -48,6 +58,7 @@ def tree_config(sets: list[str], base: dict, tree: str, size: int) -> SearchConf
 
 def add_engine_args(ap: argparse.ArgumentParser) -> None:
     add_model_args(ap)
+    add_territory_args(ap)
     ap.add_argument("--mode", choices=("search", "policy"), default="search")
     ap.add_argument("--temperature", type=float, default=0.0, help="policy mode: 0 = argmax")
     ap.add_argument("--sims", type=int, help="simulations per move (default 5000)")
@@ -97,10 +108,12 @@ def build_engine(args: argparse.Namespace) -> GtpEngine:
         base["sims"], base["seconds"] = args.sims, args.seconds
     if args.no_pw:
         base["pw"] = False
+    territory = territory_model(args.ownership, args.territory)
     cfg, sized = engine_settings(args.set, args.tree, base, predictor, policy is not None)
-    announce("gomove gtp", predictor, "none" if policy is None else args.policy)
+    announce("gomove gtp", predictor, "none" if policy is None else args.policy, territory,
+             args.territory)  # fmt: skip
     engine = GtpEngine(predictor, policy, cfg, mode=args.mode, temperature=args.temperature,
-                       seed=args.seed, sized=sized)  # fmt: skip
+                       seed=args.seed, sized=sized, territory=territory)  # fmt: skip
     if args.gtp_version:
         engine.commands["version"] = lambda a: args.gtp_version
     return engine

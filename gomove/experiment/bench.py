@@ -39,8 +39,10 @@ from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import harvest
 from gomove.memory import peak_rss_mb
+from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.analysis.engine import AnalysisEngine
 from gomove.play.analysis.server import serve
+from gomove.play.ownership import ownership
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig, pachi_prior
 from gomove.play.search.search import Search
@@ -491,6 +493,33 @@ def bench_pattern_playout(games: list, policy_path: str | None = None) -> list[d
     return bench_playout(games, policy=PatternPolicy.neutral(), label="pattern (neutral)")
 
 
+def bench_territory(
+    games: list, sweeps: int = 200, playouts: tuple[int, ...] = (63, 500)
+) -> list[dict]:
+    """The territory CRF's ownership map against the playouts': CPU ms a position (process
+    time, one core) at moves 50, 100, 150 and 200 of the games, and the ratio to each
+    playout count (issue 37's target: 20 times less than 500 playouts)."""
+    crf = TerritoryCRF.default()
+    boards = [board_at(g, m) for g in games for m in (50, 100, 150, 200) if len(g.moves) >= m]
+    crf.predict(*boards[0], 6.5, sweeps=2)  # compile
+    ownership(boards[0][0], boards[0][1], 2)
+
+    def per_position(fn: Callable) -> float:
+        t0 = time.process_time()
+        for board, colour in boards:
+            fn(board, colour)
+        return 1000 * (time.process_time() - t0) / len(boards)
+
+    crf_ms = per_position(lambda b, c: crf.predict(b, c, 6.5, sweeps=sweeps))
+    record = {"bench": "territory", "positions": len(boards), "crf_sweeps": sweeps,
+              "crf_ms_per_position": round(crf_ms, 3)}  # fmt: skip
+    for n in playouts:
+        ms = per_position(lambda b, c, n=n: ownership(b, c, n, 6.5))
+        record[f"playouts{n}_ms_per_position"] = round(ms, 2)
+        record[f"crf_speedup_vs_{n}"] = round(ms / crf_ms, 1)
+    return [emit(record)]
+
+
 def bench_mc_owner(games: list, n_playouts: int = 63) -> list[dict]:
     """The Monte-Carlo owner feature: positions/s on one core, and what it adds to extraction."""
     cfg = FeatureConfig(shapes=False, superko=False)
@@ -709,6 +738,8 @@ def run(
         out += bench_pattern_playout(games, policy_path)
     if "mc-owner" in which:
         out += bench_mc_owner(games[:owner_games])
+    if "territory" in which:
+        out += bench_territory(games[:owner_games])
     if "search" in which:
         out += bench_search(games, policy_path, model_path)
     if "predict" in which:

@@ -20,7 +20,10 @@ follow KataGo's docs/Analysis_Engine.md:
 
 Winrates, scores, lcb, utility and ownership are from the perspective the query
 names (``reportAnalysisWinratesAs``; BLACK by default). Score playouts: 128 from
-the position, and after each reported move as many as its visits, 8 to 64.
+the position, and after each reported move as many as its visits, 8 to 64. The
+ownership maps are the search's (the root's) and those score playouts' (a move's),
+or, when the engine holds a territory CRF (``--ownership crf``), the CRF's of the
+position and of the position after each move; the scores stay the playouts'.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ from gomove import __version__
 from gomove.board.board import BLACK, KO, LAST, LAST2, WHITE, Board, copy_board, new_board, play
 from gomove.board.coords import NO_MOVE, PASS, loc_to_gtp
 from gomove.board.replay import move_error
+from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.analysis.query import ACTIONS, Query, QueryError, query_id
-from gomove.play.ownership import OwnershipMap, ownership
+from gomove.play.ownership import OwnershipMap, crf_ownership, ownership
 from gomove.play.predict import Prediction, Predictor, probability_grid
 from gomove.play.search.search import MoveInfo, Search
 from gomove.playout.policy import PatternPolicy
@@ -63,11 +67,14 @@ class AnalysisEngine:
         policy: PatternPolicy | None = None,
         default_visits: int = 100,
         seed: int = 0,
+        territory: TerritoryCRF | None = None,
     ):
-        """new_search(size): a fresh search for a board size (its settings)."""
+        """new_search(size): a fresh search for a board size (its settings);
+        territory: the CRF that makes the ownership maps (None: the playouts)."""
         self.new_search = new_search
         self.predictor = predictor
         self.policy = policy
+        self.territory = territory
         self.default_visits = default_visits
         self.seed = seed
         self.searches: dict[int, Search] = {}
@@ -231,6 +238,7 @@ class AnalysisEngine:
             probs,
             policy_array(pred) if pred is not None and wants_policy else None,
             self._playouts(board, color, q.komi, ROOT_SCORE_PLAYOUTS, turn),
+            self._crf(board, color, q.komi, turn) if q.include_ownership else None,
         )
 
     def _response(self, q: Query, v: TurnView, board: Board, res, done: int, own,
@@ -254,7 +262,9 @@ class AnalysisEngine:
                 "currentPlayer": "B" if v.color == BLACK else "W",
             },
         }
-        if q.include_ownership:
+        if q.include_ownership and v.crf is not None:
+            out["ownership"] = _top_rows(v.sign * v.crf)
+        elif q.include_ownership:
             own = own / done if own is not None and done > 0 else v.root.black - v.root.white
             out["ownership"] = _top_rows(v.sign * own)
         if q.human_policy and v.policy is not None:
@@ -288,12 +298,21 @@ class AnalysisEngine:
         if q.include_pv_visits:
             info["pvVisits"] = list(m.pv_visits)
         if q.include_moves_ownership:
-            info["ownership"] = _top_rows(v.sign * (after.black - after.white))
+            crf = self._crf(b, 3 - v.color, q.komi, v.turn * 1000 + order)
+            own = after.black - after.white if crf is None else crf
+            info["ownership"] = _top_rows(v.sign * own)
         return info
 
     def _playouts(self, board: Board, color: int, komi: float, n: int, seed: int) -> OwnershipMap:
         """n playouts from board (unchanged), color to move (the policy's, else uniform)."""
         return ownership(board, color, n, komi, self.seed * 1_000_003 + seed, policy=self.policy)
+
+    def _crf(self, board: Board, color: int, komi: float, seed: int) -> np.ndarray | None:
+        """The territory CRF's P(black) - P(white) of board, color to move (None: no CRF)."""
+        if self.territory is None:
+            return None
+        own = crf_ownership(board, color, komi, self.territory, seed=self.seed * 1_000_003 + seed)
+        return own.black - own.white
 
 
 @dataclass
@@ -319,6 +338,7 @@ class TurnView:
     probs: dict[int, float] | None  # the model's move probabilities (None: no model)
     policy: list[float] | None  # KataGo's policy array, when asked for
     root: OwnershipMap  # the playouts from the position
+    crf: np.ndarray | None  # the territory CRF's P(black) - P(white), when it makes the map
 
     @property
     def sign(self) -> float:

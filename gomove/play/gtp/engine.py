@@ -10,6 +10,10 @@ Terms:
 - time: ``time_settings``/``time_left`` set a clock; a search then spends
   main time / max(moves the board still holds, 20), or 80% of a byo-yomi period
   per stone left; without a clock, the search config's budget.
+- ownership: the map of gomove-ownership, of final_score's dead stones and of
+  kata-analyze's ``ownership true``: owner_playouts playouts (gomove.play.ownership),
+  or, when the engine holds a territory CRF (``--ownership crf``), the CRF's; without
+  it kata-analyze sends the search's own playouts' map.
 """
 
 from __future__ import annotations
@@ -23,13 +27,15 @@ import numpy as np
 from gomove import __version__
 from gomove.board.board import BLACK, WHITE
 from gomove.board.coords import PASS, from_loc, gtp_to_loc, loc_to_gtp
+from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.game import GameState
 from gomove.play.gtp.analysis import gfx_influence, kata_info, lz_info
 from gomove.play.gtp.protocol import GtpError
+from gomove.play.ownership import estimate_ownership
 from gomove.play.predict import Predictor, probability_grid
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import RESIGN, Search, SearchResult
-from gomove.playout.driver import area_score_judged, run_playouts
+from gomove.playout.driver import area_score_judged
 from gomove.playout.policy import PatternPolicy
 
 COLORS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
@@ -37,7 +43,7 @@ MODES = ("search", "policy")
 
 ANALYZE_COMMANDS = (
     "gfx/Move probabilities (model)/gomove-heatmap",
-    "gfx/Ownership (playouts)/gomove-ownership",
+    "gfx/Ownership ({})/gomove-ownership",  # the method
     "gfx/Search visits/gomove-visits",
 )
 
@@ -55,10 +61,12 @@ class GtpEngine:
         seed: int = 0,
         owner_playouts: int = 1000,
         sized: Callable[[int], SearchConfig] | None = None,
+        territory: TerritoryCRF | None = None,
     ):
         """sized: the search settings for a board size, applied at every boardsize
         (a preset whose values depend on the size, such as Pachi's prior); None:
-        ``search`` on every board."""
+        ``search`` on every board. territory: the CRF that makes the ownership maps
+        (None: owner_playouts playouts)."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         if mode == "policy" and predictor is None:
@@ -69,6 +77,7 @@ class GtpEngine:
         self.temperature = temperature
         self.rng = np.random.default_rng(seed)
         self.owner_playouts = owner_playouts
+        self.territory = territory
         self.sized = sized
         self.game = GameState()
         self.search_cfg = sized(self.game.size) if sized else search or SearchConfig()
@@ -95,7 +104,7 @@ class GtpEngine:
             "time_settings": self.time_settings,
             "time_left": self.time_left_cmd,
             "quit": self.quit_cmd,
-            "gogui-analyze_commands": lambda a: "\n".join(ANALYZE_COMMANDS),
+            "gogui-analyze_commands": self.analyze_commands,
             "gomove-heatmap": self.gfx_heatmap,
             "gomove-ownership": self.gfx_ownership,
             "gomove-visits": self.gfx_visits,
@@ -294,21 +303,21 @@ class GtpEngine:
 
     # scoring and maps
 
-    def ownership(self) -> np.ndarray:
-        """P(black) - P(white) owning each point at the end of owner_playouts playouts
-        (pattern policy when loaded), [row, col] in sgfmill order."""
+    def ownership(self, color: int | None = None) -> np.ndarray:
+        """P(black) - P(white) owning each point, [row, col] in sgfmill order, with color
+        (default: the game's turn) to play: the territory CRF's map, else owner_playouts
+        playouts' (the pattern policy's when loaded)."""
         g = self.game
-        if self.policy is not None:
-            _, counts = self.policy.run_playouts(g.board, g.to_move, g.komi, self.owner_playouts, 0)
-        else:
-            _, counts = run_playouts(g.board, g.to_move, g.komi, self.owner_playouts, 0)
-        n = counts.sum(axis=0)
-        return (counts[BLACK] - counts[WHITE]) / np.maximum(n, 1)
+        to_move = g.to_move if color is None else color
+        own = estimate_ownership(g.board, to_move, g.komi, self.territory,
+                                 self.owner_playouts, policy=self.policy)  # fmt: skip
+        return own.black - own.white
 
     def score(self) -> float:
-        """Area score B - W - komi after removing the stones that the other side owns in
-        most playouts from here (dead stones); empty regions then go to the colour that
-        alone borders them (Chinese rules, as area_score counts)."""
+        """Area score B - W - komi after removing the stones that the other side more
+        likely owns (ownership: the playouts' or the CRF's; dead stones); empty regions
+        then go to the colour that alone borders them (Chinese rules, as area_score
+        counts)."""
         g = self.game
         return area_score_judged(g.board, g.komi, self.ownership())
 
@@ -325,6 +334,10 @@ class GtpEngine:
             if pred.locs[j] != PASS:
                 labels[from_loc(int(pred.locs[j]), g.size)] = f"{100 * pred.probs[j]:.0f}"
         return "\n" + gfx_influence(np.nan_to_num(grid / max(top, 1e-12)), labels)
+
+    def analyze_commands(self, args: list[str]) -> str:
+        method = "playouts" if self.territory is None else "CRF"
+        return "\n".join(c.format(method) for c in ANALYZE_COMMANDS)
 
     def gfx_ownership(self, args: list[str]) -> str:
         return "\n" + gfx_influence(self.ownership())
@@ -393,9 +406,13 @@ class GtpEngine:
     def kata_analyze(self, args, write, input_ready) -> str:
         color, interval, own = self._analyze_args(args)
         size = self.game.size
+        # the CRF's map of the position, once (the position stays while the search
+        # runs); else each line carries the search's map so far
+        crf = self.ownership(color) if own and self.territory is not None else None
         self._stream(
             color, interval, write, input_ready,
-            lambda r: kata_info(r.moves, size, r.ownership if own else None, color),
+            lambda r: kata_info(r.moves, size, (r.ownership if crf is None else crf)
+                                if own else None, color),
         )  # fmt: skip
         return ""
 

@@ -19,6 +19,16 @@ Feature sets (``FEATURE_SETS``):
   nearest enemy stone; couplings by the unordered pair of (colour, liberties)
   classes, whether the two stones are one string, and whether both points lie on
   the first line.
+- ``wide``: ``rich`` plus the point's surroundings out to RADIUS steps: one field
+  parameter per (the point's colour, the distance d <= RADIUS, the class of the
+  point at that distance: empty, a friendly or enemy string by liberties, or off
+  the board), summed over every point within the radius, an influence function
+  learned rather than hand-set; and the regions: an empty point's by (which colours
+  border its empty region, the region's size), a stone's by (its colour, its
+  string's liberties, how many empty regions bordered by its colour alone touch
+  the string: 0, 1, 2 or more, eyes as a first guess); couplings as ``rich`` plus
+  one by the region: for two empty points, which colours border their region; for a
+  stone and an empty point, the stone's side and the empty region's border.
 
 Points are flat, index r * size + c in sgfmill's (row, col) order; ``grid_edges``
 lists each neighbour pair once.
@@ -33,6 +43,11 @@ from numba import njit
 
 CAP = 4  # liberties, distances and edge distances are capped here
 N_CLASS = 1 + 2 * CAP  # empty, friend with 1..CAP liberties, enemy with 1..CAP
+RADIUS = 4  # the wide features' reach (Manhattan distance)
+N_OFFSETS = 2 * RADIUS * (RADIUS + 1)  # points within RADIUS steps, the centre apart
+N_RICH_FIELD = 45 + 33 + 45 + 17
+N_RICH_COUPLING = N_CLASS * (N_CLASS + 1) // 2 * 4
+N_REGION_FIELD = 4 * 5 + 2 * CAP * 3 + 1  # the last: a shared constant slot
 
 
 @dataclass(frozen=True)
@@ -48,8 +63,29 @@ class FeatureSet:
 
 FEATURE_SETS = {
     "stern": FeatureSet("stern", 9, 6, 1, 1),
-    "rich": FeatureSet("rich", 45 + 33 + 45 + 17, N_CLASS * (N_CLASS + 1) // 2 * 4, 4, 1),
+    "rich": FeatureSet("rich", N_RICH_FIELD, N_RICH_COUPLING, 4, 1),
+    "wide": FeatureSet(
+        "wide",
+        N_RICH_FIELD + 3 * RADIUS * (N_CLASS + 1) + N_REGION_FIELD,
+        N_RICH_COUPLING + 4 + 8 + 1,
+        4 + N_OFFSETS + 2,
+        2,
+    ),
 }
+
+
+def offsets() -> np.ndarray:
+    """int32[N_OFFSETS, 3]: (row step, column step, distance) of every point within RADIUS."""
+    out = [
+        (dr, dc, abs(dr) + abs(dc))
+        for dr in range(-RADIUS, RADIUS + 1)
+        for dc in range(-RADIUS, RADIUS + 1)
+        if 0 < abs(dr) + abs(dc) <= RADIUS
+    ]
+    return np.array(out, np.int32)
+
+
+OFFSETS = offsets()
 
 
 def feature_set(name: str) -> FeatureSet:
@@ -213,6 +249,115 @@ def _rich(rel, nbr, edges, edge_line, field_idx, edge_idx) -> None:
 
 
 @njit(cache=True)
+def regions(rel: np.ndarray, nbr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Empty regions: (region id of each point, -1 on stones; border of each region id:
+    bit 1 friendly stones, bit 2 enemy stones; size of each region id)."""
+    n = rel.shape[0]
+    rid = np.full(n, -1, np.int32)
+    border = np.zeros(n, np.int32)
+    rsize = np.zeros(n, np.int32)
+    stack = np.empty(n, np.int32)
+    for start in range(n):
+        if rel[start] != 0 or rid[start] >= 0:
+            continue
+        rid[start] = start
+        top = 1
+        stack[0] = start
+        m = 0
+        bits = 0
+        while top:
+            top -= 1
+            p = stack[top]
+            m += 1
+            for k in range(4):
+                q = nbr[p, k]
+                if q < 0:
+                    continue
+                if rel[q] == 0:
+                    if rid[q] < 0:
+                        rid[q] = start
+                        stack[top] = q
+                        top += 1
+                elif rel[q] > 0:
+                    bits |= 1
+                else:
+                    bits |= 2
+        border[start] = bits
+        rsize[start] = m
+    return rid, border, rsize
+
+
+@njit(cache=True)
+def _size_bucket(m: int) -> int:
+    if m <= 2:
+        return m - 1
+    if m <= 5:
+        return 2
+    return 3 if m <= 15 else 4
+
+
+@njit(cache=True)
+def _wide(rel, nbr, size, offs, edges, field_idx, edge_idx) -> None:
+    """The surroundings and region columns 4.. of field_idx (after _rich filled 0..3)."""
+    n = rel.shape[0]
+    sid, libs, stones = strings(rel, nbr)
+    rid, border, rsize = regions(rel, nbr)
+    eyes = np.zeros(n, np.int32)  # at each string id
+    seen = np.full(n, -1, np.int32)  # at each region id: the last string that counted it
+    order = np.argsort(sid, kind="mergesort")  # each string's stones one after another
+    for t in range(n):
+        i = order[t]
+        if rel[i] == 0:
+            continue
+        own = 1 if rel[i] > 0 else 2
+        for k in range(4):
+            q = nbr[i, k]
+            if q >= 0 and rel[q] == 0:
+                r = rid[q]
+                if border[r] == own and seen[r] != sid[i]:
+                    seen[r] = sid[i]
+                    eyes[sid[i]] += 1
+    for e in range(edges.shape[0]):
+        a = edges[e, 0]
+        b = edges[e, 1]
+        if rel[a] == 0 and rel[b] == 0:
+            edge_idx[e, 1] = N_RICH_COUPLING + border[rid[a]]
+        elif rel[a] == 0 or rel[b] == 0:
+            empty = a if rel[a] == 0 else b
+            stone = b if rel[a] == 0 else a
+            side = 0 if rel[stone] > 0 else 1
+            edge_idx[e, 1] = N_RICH_COUPLING + 4 + side * 4 + border[rid[empty]]
+        else:
+            edge_idx[e, 1] = N_RICH_COUPLING + 12
+    col = 4 + offs.shape[0]
+    region_base = N_RICH_FIELD + 3 * RADIUS * (N_CLASS + 1)
+    for i in range(n):
+        if rel[i] == 0:
+            r = rid[i]
+            field_idx[i, col] = region_base + border[r] * 5 + _size_bucket(rsize[r])
+            field_idx[i, col + 1] = region_base + 20 + 2 * CAP * 3  # unused by empty points
+        else:
+            side = 0 if rel[i] > 0 else 1
+            e = min(eyes[sid[i]], 2)
+            field_idx[i, col] = region_base + 20 + (side * CAP + min(libs[i], CAP) - 1) * 3 + e
+            field_idx[i, col + 1] = region_base + 20 + 2 * CAP * 3
+    base = N_RICH_FIELD
+    for i in range(rel.shape[0]):
+        r = i // size
+        c = i % size
+        colour3 = 0 if rel[i] == 0 else (1 if rel[i] > 0 else 2)
+        for k in range(offs.shape[0]):
+            rr = r + offs[k, 0]
+            cc = c + offs[k, 1]
+            if 0 <= rr < size and 0 <= cc < size:
+                j = rr * size + cc
+                cls = point_class(rel[j], libs[j])
+            else:
+                cls = N_CLASS  # off the board
+            field_idx[i, 4 + k] = base + (colour3 * RADIUS + offs[k, 2] - 1) * (N_CLASS + 1) + cls
+
+
+@njit(cache=True)
 def _stern(rel, nbr, edges, field_idx, edge_idx) -> None:
     for i in range(rel.shape[0]):
         deg = 0
@@ -272,6 +417,8 @@ def features(fs: FeatureSet, colour: np.ndarray, to_move: int, size: int):
         _stern(rel, geo.nbr, geo.edges, field_idx, edge_idx)
     else:
         _rich(rel, geo.nbr, geo.edges, geo.edge_line, field_idx, edge_idx)
+        if fs.name == "wide":
+            _wide(rel, geo.nbr, size, OFFSETS, geo.edges, field_idx, edge_idx)
     return field_idx, edge_idx
 
 

@@ -11,6 +11,7 @@ from omegaconf import MISSING
 from gomove.train.config import DataConfig
 
 METHODS = ("ml", "pl")
+CHAINS = ("persistent", "labels")
 
 
 @dataclass
@@ -26,6 +27,10 @@ class TerritoryConfig:
         parameters in the mean loss).
     every: keep every n-th position of each labelled game for training (neighbouring
         positions differ by a stone and share their labels).
+    chains: "persistent", each training position's chain continues where its last
+        visit left it (persistent contrastive divergence), or "labels", every step
+        starts the chains at the positions' labels (contrastive divergence, CD-sweeps:
+        biased, but it keeps the model near the data when the persistent chains lag).
     eval_sweeps: Swendsen-Wang sweeps a test position is estimated with.
     max_eval_positions: test positions of the per-epoch check (TensorBoard).
     """
@@ -38,6 +43,7 @@ class TerritoryConfig:
     lr: float = 0.05
     l2: float = 1e-4
     sweeps: int = 1
+    chains: str = "persistent"
     every: int = 4
     eval_sweeps: int = 200
     max_eval_positions: int = 300
@@ -51,6 +57,8 @@ class TerritoryConfig:
             or self.pl_epochs < 0
         ):
             raise ValueError("territory: epochs, batch_size, every and eval_sweeps must be >= 1")
+        if self.chains not in CHAINS:
+            raise ValueError(f"territory.chains must be one of {CHAINS}, not {self.chains!r}")
         if self.method == "ml" and self.sweeps < 1:
             raise ValueError("territory.sweeps must be >= 1 for method=ml")
 

@@ -172,6 +172,8 @@ def fit(
             if phase == "pl":
                 loss = -pll.mean()
             else:
+                if cfg.chains == "labels":
+                    chains[idx] = torch.where(y >= 0, 1, -1).to(torch.int8).cpu()
                 with torch.no_grad():
                     if device.type == "cpu":
                         mean, pair = numba_statistics(h, w, chains, idx, data.size, cfg, epoch, lo)

@@ -1,0 +1,115 @@
+"""``gomove territory train`` and ``compare`` end to end on the embedded GNU Go sample.
+
+Invariants checked:
+- the config composes (data group shared with train.py) and a misspelt key fails;
+- a run on the sample's labelled games writes crf.pt (loadable), metrics.json with the
+  measures at every move number, the plots and TensorBoard events;
+- the same config gives the same model;
+- compare measures several predictors on the same positions and writes its table.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
+from synthetic import CONFIGS
+
+from gomove.cli.territory import main as territory_main
+from gomove.data.territory import territory_dataset
+from gomove.evaluate.territory import MOVES
+from gomove.experiment.territory import (
+    compare_methods,
+    crf_predictor,
+    playout_predictor,
+    train_run,
+)
+from gomove.models.territory.crf import TerritoryCRF
+from gomove.samples import sample_path
+from gomove.train.specs import register
+from gomove.train.territory.config import register as register_territory
+
+
+def territory_cfg(overrides: list[str]):
+    register()
+    register_territory()
+    with initialize_config_dir(config_dir=CONFIGS, version_base="1.3"):
+        return compose(config_name="territory", overrides=overrides)
+
+
+def tiny(tmp_path, extra: list[str] = ()) -> list[str]:
+    return [
+        "data=sample",
+        "data.max_games=12",
+        "data.max_test_games=4",
+        f"data.cache_dir={tmp_path / 'cache'}",
+        "progress=false",
+        "territory.epochs=1",
+        "territory.pl_epochs=1",
+        "territory.every=8",
+        "territory.eval_sweeps=20",
+        "territory.max_eval_positions=20",
+        *extra,
+    ]
+
+
+def test_config_composes_and_typos_fail():
+    cfg = territory_cfg(["data=tygem"])
+    assert cfg.data.max_test_games == 1000 and cfg.territory.features == "rich"
+    assert cfg.territory.seed == cfg.seed
+    with pytest.raises(ConfigCompositionException, match="epoch"):
+        territory_cfg(["territory.epoch=3"])
+
+
+def test_train_writes_a_model_and_its_measures(tmp_path):
+    out = tmp_path / "run"
+    metrics = train_run(territory_cfg(tiny(tmp_path)), out)
+    saved = json.loads((out / "metrics.json").read_text())
+    assert saved["train"]["labelled"] > 0 and saved["test"]["labelled"] > 0
+    crf_res = saved["results"]["crf"]
+    assert set(crf_res["by_move"]) == {str(m) for m in MOVES}
+    assert 0.5 < crf_res["all"]["accuracy"] <= 1.0  # better than a coin on GNU Go's games
+    assert len(crf_res["calibration"]) == 10
+    for name in ("crf.pt", "summary.txt", "calibration.png", "by_move.png", "train_state.pt"):
+        assert (out / name).exists(), name
+    assert any((out / "tb").iterdir())
+    crf = TerritoryCRF.load(out / "crf.pt")
+    assert crf.meta["train_games"] == metrics["train"]["labelled"]
+    again = train_run(territory_cfg(tiny(tmp_path)), tmp_path / "again")
+    for key in ("accuracy", "mse", "score_abs_err"):  # all but the timings
+        assert again["results"]["crf"]["all"][key] == crf_res["all"][key]
+    assert again["results"]["crf"]["calibration"] == crf_res["calibration"]
+    torch.testing.assert_close(TerritoryCRF.load(tmp_path / "again" / "crf.pt").field, crf.field)
+
+
+def test_compare_measures_every_predictor_on_the_same_positions(tmp_path):
+    data = territory_dataset(sample_path("gnugo-test"), tmp_path / "cache", max_games=4)
+    crf = TerritoryCRF("stern")
+    with torch.no_grad():
+        crf.field.copy_(torch.tensor([0, 0, 0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0]))
+        crf.coupling.fill_(0.4)
+    results = compare_methods(
+        {"crf": crf_predictor(crf, 20), "8 playouts": playout_predictor(8)},
+        data,
+        tmp_path / "cmp",
+        limit=2,
+        progress=False,
+    )
+    assert results["crf"]["all"]["positions"] == results["8 playouts"]["all"]["positions"] > 0
+    for res in results.values():
+        assert np.isfinite(res["all"]["mse"]) and 0 <= res["all"]["accuracy"] <= 1
+    table = (tmp_path / "cmp" / "results.md").read_text()
+    assert "8 playouts" in table and "accuracy" in table
+    assert (tmp_path / "cmp" / "calibration.png").exists()
+
+
+def test_cli_reports_bad_input_clearly(tmp_path, capsys):
+    assert territory_main(["sideways"]) == 2
+    with pytest.raises(SystemExit, match="not a territory model"):
+        bad = tmp_path / "bad.pt"
+        bad.write_bytes(b"nope")
+        territory_main(["compare", "--crf", str(bad), "--data", sample_path("gnugo-test")])

@@ -81,7 +81,7 @@ def compare(argv: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int | None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
-        print(__doc__)
+        print(f"usage: gomove territory train [KEY=VALUE ...] | compare [OPTIONS]\n\n{__doc__}")
         return 0
     if args[0] == "train":
         sys.argv = ["gomove territory train", *args[1:]]

@@ -7,11 +7,13 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from gomove import pretrained
-from gomove.board.board import BLACK, new_board, play
+from gomove.board.board import BLACK, board_from_points, new_board, play
 from gomove.board.coords import gtp_to_loc
+from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.predict import Predictor
 from gomove.playout.policy import PatternPolicy
 
@@ -68,3 +70,16 @@ def test_predict_with_no_model_uses_the_shipped_one(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "the shipped" in done.stdout and out.stat().st_size > 0
     assert re.search(r"^\s+1\.\s+[A-T][0-9]+\s+0\.\d{4}$", done.stdout, re.M)
+
+
+def test_the_shipped_territory_model_sees_who_walled_off_what():
+    """The shipped CRF on a 19x19 board split by two walls: each side owns its own."""
+    crf = TerritoryCRF.default()
+    assert crf.features == "wide" and crf.meta["train_games"] > 1000
+    size = 19
+    points = np.zeros(size * size, np.int8)
+    points[[r * size + 5 for r in range(size)]] = 1  # black wall on column F
+    points[[r * size + 13 for r in range(size)]] = -1  # white wall on column O
+    for to_move in (BLACK, 2):
+        est = crf.predict(board_from_points(points, size, to_move), to_move, komi=6.5)
+        assert est.black[:, :5].mean() > 0.9 and est.black[:, 14:].mean() < 0.1

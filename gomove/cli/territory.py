@@ -31,7 +31,7 @@ from gomove.experiment.territory import (
     playout_predictor,
     train_run,
 )
-from gomove.models.territory.crf import TerritoryCRF
+from gomove.models.territory.crf import SWEEPS, TerritoryCRF
 from gomove.playout.policy import PatternPolicy
 from gomove.train.specs import register
 from gomove.train.territory.config import register as register_territory
@@ -53,7 +53,7 @@ def compare(argv: list[str]) -> None:
     ap.add_argument("--max-games", type=int, default=1000, help="read the first N games")
     ap.add_argument("--cache-dir", default="cache")
     ap.add_argument("--limit", type=int, default=None, help="at most N positions a move number")
-    ap.add_argument("--sweeps", type=int, default=200, help="the CRF's Swendsen-Wang sweeps")
+    ap.add_argument("--sweeps", type=int, default=SWEEPS, help="the CRF's Swendsen-Wang sweeps")
     ap.add_argument("--playouts", type=int, nargs="*", default=[63, 500],
                     help="uniform playouts of each Monte-Carlo row")  # fmt: skip
     ap.add_argument("--policy-playouts", type=int, default=63,

@@ -39,6 +39,7 @@ from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import harvest
 from gomove.memory import peak_rss_mb
+from gomove.models.territory.crf import SWEEPS as CRF_SWEEPS
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.analysis.engine import AnalysisEngine
 from gomove.play.analysis.server import serve
@@ -494,7 +495,7 @@ def bench_pattern_playout(games: list, policy_path: str | None = None) -> list[d
 
 
 def bench_territory(
-    games: list, sweeps: int = 200, playouts: tuple[int, ...] = (63, 500)
+    games: list, sweeps: int = CRF_SWEEPS, playouts: tuple[int, ...] = (63, 500)
 ) -> list[dict]:
     """The territory CRF's ownership map against the playouts': CPU ms a position (process
     time, one core) at moves 50, 100, 150 and 200 of the games, and the ratio to each

@@ -58,7 +58,7 @@ class OwnershipMap:
         return self.black.shape[0]
 
     def describe(self) -> str:
-        """What made the map, for titles and messages: "1000 playouts", "CRF, 200 sweeps"."""
+        """What made the map, for titles and messages: "1000 playouts", "CRF, 100 sweeps"."""
         return f"CRF, {self.n} sweeps" if self.method == CRF else f"{self.n} playouts"
 
     def expected_territory(self) -> float:

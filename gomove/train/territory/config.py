@@ -16,7 +16,11 @@ CHAINS = ("persistent", "labels")
 
 @dataclass
 class TerritoryConfig:
-    """What the CRF learns and how (gomove.train.territory.fit).
+    """What the CRF learns and how (gomove.train.territory.fit). The defaults are the
+    recipe of the shipped model, chosen on the validation month (docs/territory.md):
+    a few steps of pseudo-likelihood, then persistent ML at a small rate (longer
+    pseudo-likelihood training, or faster ML, overfits the couplings and the model
+    magnetizes: whole regions flip together and the scores go wild).
 
     features: "rich" or "stern" (gomove.models.territory.features).
     method: "ml", maximum likelihood, the model's statistics estimated by
@@ -35,17 +39,17 @@ class TerritoryConfig:
     max_eval_positions: test positions of the per-epoch check (TensorBoard).
     """
 
-    features: str = "rich"
+    features: str = "wide"
     method: str = "ml"
-    pl_epochs: int = 1
-    epochs: int = 4
+    pl_epochs: int = 2
+    epochs: int = 2
     batch_size: int = 256
-    lr: float = 0.05
+    lr: float = 0.005
     l2: float = 1e-4
-    sweeps: int = 1
+    sweeps: int = 5
     chains: str = "persistent"
-    every: int = 4
-    eval_sweeps: int = 200
+    every: int = 16
+    eval_sweeps: int = 100
     max_eval_positions: int = 300
     seed: int = 0
 

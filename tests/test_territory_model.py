@@ -170,8 +170,20 @@ def _sampled_data(true: TerritoryCRF, size: int, n: int, seed: int):
     return colour, to_move, owner
 
 
-@pytest.mark.parametrize("method", ["pl", "ml"])
-def test_parameters_recovered_from_data_the_model_drew(method):
+@pytest.mark.parametrize(
+    "method, engine, device",
+    [
+        ("pl", "auto", "cpu"),
+        ("ml", "numba", "cpu"),
+        ("ml", "torch", "cpu"),
+        pytest.param("ml", "torch", "cuda", marks=pytest.mark.gpu),
+    ],
+)
+def test_parameters_recovered_from_data_the_model_drew(method, engine, device):
+    """PL, and ML with either engine of the sweeps (torch: the CUDA path), recover a known
+    model's parameters from data it drew."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA")
     size = 5
     rng = np.random.default_rng(0)
     true = TerritoryCRF("stern")
@@ -182,8 +194,8 @@ def test_parameters_recovered_from_data_the_model_drew(method):
     crf = TerritoryCRF("stern")
     data = labelled_positions(crf, colour, to_move, owner, size)
     cfg = TerritoryConfig(features="stern", method=method, epochs=12, pl_epochs=2, batch_size=100,
-                          lr=0.05, l2=0.0, sweeps=1)  # fmt: skip
-    fit(crf, data, cfg, torch.device("cpu"))
+                          lr=0.05, l2=0.0, sweeps=1, engine=engine)  # fmt: skip
+    fit(crf, data, cfg, torch.device(device))
     assert np.abs(crf.field.detach().numpy() - true.field.detach().numpy()).max() < 0.2
     assert np.abs(crf.coupling.detach().numpy() - true.coupling.detach().numpy()).max() < 0.2
 

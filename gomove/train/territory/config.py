@@ -12,6 +12,7 @@ from gomove.train.config import DataConfig
 
 METHODS = ("ml", "pl")
 CHAINS = ("persistent", "labels")
+ENGINES = ("auto", "numba", "torch")
 
 
 @dataclass
@@ -35,6 +36,9 @@ class TerritoryConfig:
         visit left it (persistent contrastive divergence), or "labels", every step
         starts the chains at the positions' labels (contrastive divergence, CD-sweeps:
         biased, but it keeps the model near the data when the persistent chains lag).
+    engine: where ml's sweeps run: "auto" (compiled on the CPU, torch on another
+        device), "numba" (CPU only) or "torch" (any device: the CUDA path, checkable
+        on the CPU).
     eval_sweeps: Swendsen-Wang sweeps a test position is estimated with.
     max_eval_positions: test positions of the per-epoch check (TensorBoard).
     """
@@ -48,6 +52,7 @@ class TerritoryConfig:
     l2: float = 1e-4
     sweeps: int = 5
     chains: str = "persistent"
+    engine: str = "auto"
     every: int = 16
     eval_sweeps: int = 100
     max_eval_positions: int = 300
@@ -63,6 +68,8 @@ class TerritoryConfig:
             raise ValueError("territory: epochs, batch_size, every and eval_sweeps must be >= 1")
         if self.chains not in CHAINS:
             raise ValueError(f"territory.chains must be one of {CHAINS}, not {self.chains!r}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"territory.engine must be one of {ENGINES}, not {self.engine!r}")
         if self.method == "ml" and self.sweeps < 1:
             raise ValueError("territory.sweeps must be >= 1 for method=ml")
 

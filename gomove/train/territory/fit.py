@@ -137,6 +137,9 @@ def fit(
 ) -> list[dict[str, Any]]:
     """Train crf in place; returns the history, one dict per epoch (phase, loss)."""
     cfg.validate()
+    compiled = cfg.engine == "numba" or (cfg.engine == "auto" and device.type == "cpu")
+    if compiled and device.type != "cpu":
+        raise ValueError("territory.engine=numba runs on the CPU only (device=cpu)")
     crf.to(device)
     edges = torch.from_numpy(geometry(data.size).edges).to(device)
     opt = torch.optim.Adam(crf.parameters(), lr=cfg.lr)
@@ -175,7 +178,7 @@ def fit(
                 if cfg.chains == "labels":
                     chains[idx] = torch.where(y >= 0, 1, -1).to(torch.int8).cpu()
                 with torch.no_grad():
-                    if device.type == "cpu":
+                    if compiled:
                         mean, pair = numba_statistics(h, w, chains, idx, data.size, cfg, epoch, lo)
                     else:
                         s0 = chains[idx].to(device).to(torch.float64)

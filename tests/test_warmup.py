@@ -17,7 +17,7 @@ def test_warm_runs_every_step_and_stamps(tmp_path, monkeypatch, capture_model):
     said: list[str] = []
     warmup.warm(capture_model, PatternPolicy.neutral(), said.append)
     steps = [m for m in said if "compiling" in m]
-    assert len(steps) == 6 and steps[0].startswith("gomove warmup: [1/6]")
+    assert len(steps) == 7 and steps[0].startswith("gomove warmup: [1/7]")
     assert said[-1].startswith("gomove warmup: done") and warmup.is_warm()
     monkeypatch.setenv("GOMOVE_WARMUP", "1")
     assert warmup.start_warmup("gomove gtp") is None  # warm: nothing to do

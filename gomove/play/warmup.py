@@ -28,6 +28,7 @@ from gomove import pretrained
 from gomove.atomic import atomic_write_text
 from gomove.board.board import BLACK, new_board, play
 from gomove.board.coords import gtp_to_loc
+from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.analysis.engine import AnalysisEngine
 from gomove.play.ownership import ownership
 from gomove.play.predict import Predictor
@@ -92,6 +93,7 @@ def _steps(predictor: Predictor | None, policy: PatternPolicy | None) -> list:
         ("the search on 9x9", lambda: search(9, 200)),
         ("the search on 19x19", lambda: search(19, 800)),
         ("the analysis engine", analysis),
+        ("the territory CRF", lambda: TerritoryCRF("wide").predict(*_opening(9), 7.5, 2)),
     ]
     return steps
 

@@ -91,16 +91,17 @@ class Calibration:
         np.add.at(self.pred, b, p)
         np.add.at(self.black, b, (y > 0).astype(np.int64))
 
-    def table(self) -> list[dict[str, float]]:
-        """Per bin: lo, hi, n, mean predicted P(black), observed share of black."""
+    def table(self) -> list[dict[str, float | None]]:
+        """Per bin: lo, hi, n, mean predicted P(black), observed share of black (None for
+        an empty bin: JSON has no NaN)."""
         k = len(self.n)
         return [
             {
                 "lo": i / k,
                 "hi": (i + 1) / k,
                 "n": int(self.n[i]),
-                "predicted": float(self.pred[i] / self.n[i]) if self.n[i] else float("nan"),
-                "observed": float(self.black[i] / self.n[i]) if self.n[i] else float("nan"),
+                "predicted": float(self.pred[i] / self.n[i]) if self.n[i] else None,
+                "observed": float(self.black[i] / self.n[i]) if self.n[i] else None,
             }
             for i in range(k)
         ]

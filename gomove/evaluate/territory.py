@@ -18,7 +18,7 @@ The positions compared are those at given move numbers (``MOVES``: before move
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -57,6 +57,11 @@ class OwnerScores:
         self.points += len(y)
         self.sq_err += float(((e - y) ** 2).sum())
         self.score_abs_err += abs(score - (y.sum() - komi))
+
+    def merge(self, other: OwnerScores) -> None:
+        """Add other's sums to these."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
     def summary(self) -> dict[str, float]:
         n = max(self.positions, 1)

@@ -95,11 +95,7 @@ def measure(
             scores.add(expected, data.owner[g], score, komi)
             cal.add(expected, data.owner[g])
         by_move[str(at)] = scores.summary()
-        for key in ("positions", "owned_points", "correct", "points"):
-            setattr(total, key, getattr(total, key) + getattr(scores, key))
-        total.sq_err += scores.sq_err
-        total.score_abs_err += scores.score_abs_err
-        total.seconds += scores.seconds
+        total.merge(scores)
     return {"by_move": by_move, "all": total.summary(), "calibration": cal.table()}
 
 

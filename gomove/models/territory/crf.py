@@ -25,7 +25,7 @@ import torch
 
 from gomove import pretrained
 from gomove.atomic import atomic_write
-from gomove.board.board import BLACK, Board, signed_points
+from gomove.board.board import BLACK, SIZE, Board, signed_points
 from gomove.models.territory.features import FeatureSet, feature_set, features, geometry
 from gomove.models.territory.sampler import run_chain, seed_state, start_state
 
@@ -124,10 +124,9 @@ class TerritoryCRF(torch.nn.Module):
         seed: int = 0,
     ) -> TerritoryEstimate:
         """estimate for a Board with to_move (BLACK or WHITE) to play."""
-        size = int(np.sqrt(len(signed_points(board))))
-        colour = signed_points(board)
         mover = 1 if to_move == BLACK else -1
-        return self.estimate(colour, mover, size, komi, sweeps, burn, seed)
+        size = int(board.info[SIZE])
+        return self.estimate(signed_points(board), mover, size, komi, sweeps, burn, seed)
 
     def save(self, path: str | Path, meta: dict[str, Any] | None = None) -> Path:
         state = {

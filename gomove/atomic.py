@@ -2,15 +2,18 @@
 
 ``atomic_write(path, write)`` is the one mechanism: ``write`` fills a temporary
 file beside ``path``, which then replaces it in one rename. The npz, text and
-JSON forms (and the checkpoints' torch.save) are calls of it.
+JSON forms (and the checkpoints' torch.save) are calls of it. ``exclusive(path)``
+makes concurrent builders of one cache take turns.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -49,3 +52,19 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def atomic_write_json(path: str | Path, obj: object) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+@contextmanager
+def exclusive(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file path (created if missing) for the block: runs
+    that build the same cache at once take turns, and the later ones find it built.
+    flock(2): released when the holder exits or dies, so a killed run never leaves
+    a lock behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

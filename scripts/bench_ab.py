@@ -55,7 +55,6 @@ except ImportError:  # the old layout's modules
     from gomove.benchmarks import bench_dataset, playout_positions
     from gomove.board.playout import run_playouts
     from gomove.play.policy import PatternPolicy
-    from gomove.train.flat import FlatData
     from gomove.train.sgd import train_sgd
 
 PLAYOUT_ROWS = {
@@ -96,7 +95,8 @@ def worker(args: argparse.Namespace) -> None:
     players = {k: policy.player(**kw) for k, kw in PLAYOUT_ROWS.items()}
     if "fbt" in only:
         ds = bench_dataset(month, 300, args.cache_dir, 10)
-        flat = FlatData.from_dataset(ds)
+        # datasets before format 2 built their flat layout on demand
+        flat = ds.flat() if hasattr(ds, "flat") else FlatData.from_dataset(ds)
     if "search" in only:
         predictor = Predictor.from_checkpoint(args.model)
         games = list(iter_games(month, ReadConfig(max_games=5, superko=False)))

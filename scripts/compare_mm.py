@@ -155,7 +155,7 @@ def main() -> None:
     # 2. mm's own schedule, then gomove's greedy schedule to the same log-posterior
     err, _, _ = timed([str(exe), "coulom"], dat, w / "mm_coulom.txt")
     own = fields([x for x in err.splitlines() if x.startswith("updates=")][0])
-    data = FlatData.from_dataset(training_dataset(args.source))
+    data = training_dataset(args.source).flat()
     target = log_posterior_per_position(data, log_gammas_of(read_gammas(w / "mm_coulom.txt")))
     del data
     me = [sys.executable, str(WORKER), "--dataset", folder, "--schedule", "greedy"]

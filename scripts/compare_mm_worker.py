@@ -72,7 +72,7 @@ def main() -> None:
     p.add_argument("--default", action="store_true", help="MMConfig's defaults")
     args = p.parse_args()
     ds = Dataset.open(args.dataset)
-    data = FlatData.from_dataset(ds)
+    data = ds.flat()
     warm_up(data)
     if args.default:
         cfg = MMConfig()

@@ -30,7 +30,6 @@ import torch
 from torch.profiler import ProfilerActivity
 from torch.profiler import profile as torch_profile
 
-from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
 from gomove.experiment.bench import bench_dataset
 from gomove.experiment.runs import launch, read_history, read_positions, read_run_checkpoint
@@ -100,10 +99,10 @@ def profile(args: argparse.Namespace) -> None:
     count of kernel launches, written to OUT/profile.txt."""
     month = str(Path(args.data).resolve() / "tygem-9d-2006-01.zip")
     ds = bench_dataset(month, args.games, str(Path(args.out) / "cache"), 10)
-    engine = flat_mm(FlatData.from_dataset(ds), args.device)
+    engine = flat_mm(ds.flat(), args.device)
     groups = ds.registry.group_spans()
     fbt = SGDConfig(name="fbt", k=10, epochs=1, batch_size=1024)
-    data = BatchLoader(ds, batch_size=1024, in_memory=True)
+    data = BatchLoader(ds, batch_size=1024)
     train_mm(engine, ds.registry.n_features, groups, MMConfig(max_iters=1, tol=0),
              device=args.device, progress=False)  # fmt: skip
     train_sgd(data, ds.registry.n_features, fbt, device=args.device, progress=False)

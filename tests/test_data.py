@@ -1,19 +1,29 @@
-"""Datasets on disk: shards, the cache key, interrupted runs, the padded batch loader.
+"""Datasets on disk: the flat files, the cache key, interrupted and concurrent runs,
+corruption, a full disk, the padded batch loader.
 
 Invariants checked:
-- a shard round-trips through save/load unchanged; the narrowest dtype holds each group;
-- the loader's Batch equals a slow per-candidate construction from the shard
+- the dataset's levels, winners, games and moves equal the extractor's output game by
+  game (the slow reference); the narrowest dtype holds each group;
+- the loader's Batch equals a slow per-candidate construction from the extractor
   (global index = offset + level - 1, 0 for absent and for padding; mask; winner);
-- the expert's candidate in every batch is the played move;
+- the expert's candidate of every position is the played move;
 - datasets are reused for the same games and features, rebuilt when either changes;
-- a shard left by an interrupted extraction is reused, and no partial file is ever left;
-- extraction with 2 workers gives the same shards as 1 worker.
+- an extraction killed after a chunk resumes after it (the committed chunks are not
+  extracted again, bytes past them are cut) and gives the same files as one run;
+- a full disk is a clear error and the next run resumes; a flipped byte is found
+  when the dataset is opened, reported in one warning naming the file and rebuilt;
+- runs building one dataset at once both succeed with the same, intact files;
+- extraction with 2 workers gives the same files as 1 worker.
 """
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +33,11 @@ from gamegen import random_sgf
 
 from gomove.atomic import atomic_save_npz
 from gomove.board.coords import PASS, from_loc
+from gomove.data import dataset as dataset_module
 from gomove.data.dataset import Dataset, build_dataset, harvest_cached, input_fingerprint
-from gomove.data.loader import BatchLoader, shard_batch
-from gomove.data.shards import level_dtype, load_shard, save_shard
+from gomove.data.flat import level_dtype
+from gomove.data.loader import BatchLoader, flat_batch
+from gomove.data.store import Appender, CorruptCache
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.reading.games import ReadConfig, iter_games
@@ -43,6 +55,11 @@ def feat_cfg(**kw) -> FeatureConfig:
     return FeatureConfig(min_count=2, max_radius=6, bloom_bits=1 << 16, **kw)
 
 
+def build(games_dir, ex, cache, **kw) -> Dataset:
+    args = {"kind": "t", "shard_games": 5, "workers": 1, "progress": False} | kw
+    return build_dataset(games_dir, ReadConfig(sizes=(9,)), ex, cache, **args)
+
+
 @pytest.fixture(scope="module")
 def dataset(games_dir, tmp_path_factory) -> tuple[Dataset, FeatureExtractor]:
     cache = tmp_path_factory.mktemp("cache")
@@ -50,8 +67,18 @@ def dataset(games_dir, tmp_path_factory) -> tuple[Dataset, FeatureExtractor]:
     cfg = feat_cfg()
     table = harvest_cached(games_dir, rc, cfg, cache, workers=1, progress=False)
     ex = FeatureExtractor(cfg, table)
-    ds = build_dataset(games_dir, rc, ex, cache, kind="t", shard_games=5, workers=1, progress=False)
-    return ds, ex
+    return build(games_dir, ex, cache), ex
+
+
+@pytest.fixture(scope="module")
+def reference(dataset, games_dir) -> list[dict]:
+    """The extractor's output for every game, in dataset order."""
+    _, ex = dataset
+    return [ex.game(g) for g in iter_games(games_dir, ReadConfig(sizes=(9,)))]
+
+
+def files_of(ds: Dataset) -> dict[str, bytes]:
+    return {n: (ds.path / f"{n}.bin").read_bytes() for n in ds.meta["files"]}
 
 
 def test_level_dtype():
@@ -61,58 +88,63 @@ def test_level_dtype():
     assert level_dtype(70000) == np.int32
 
 
-def test_dataset_counts_and_roundtrip(dataset, tmp_path):
-    """Every game's every move is a position; shards round-trip through save/load."""
+def test_dataset_equals_the_extractor(dataset, reference):
+    """Every game's every move is a position, its levels those the extractor gives."""
     ds, ex = dataset
     assert ds.n_games == 12
     assert ds.n_positions == sum(40 + 3 * i for i in range(12))
-    assert len(ds.shards) == 3
-    s = ds.load(0)
-    save_shard(tmp_path / "x.npz", s)
-    s2 = load_shard(tmp_path / "x.npz")
-    for k in s.columns:
-        np.testing.assert_array_equal(s.columns[k], s2.columns[k])
-        assert s.columns[k].dtype == level_dtype(
-            len(ex.registry.groups[ex.registry.group_index(k)])
-        )
-    np.testing.assert_array_equal(s.pos_start, s2.pos_start)
-    np.testing.assert_array_equal(s.winner, s2.winner)
+    flat = ds.flat()
+    assert isinstance(flat.packed, np.memmap) and not flat.packed.flags.writeable
+    for g, name in enumerate(ex.registry.group_names):
+        want = np.concatenate([r["columns"][name] for r in reference])
+        np.testing.assert_array_equal(flat.level(g), want)
+        assert flat.level(g).dtype == level_dtype(len(ex.registry.groups[g]))
+    np.testing.assert_array_equal(
+        np.diff(flat.pos_start), np.concatenate([r["n_cand"] for r in reference])
+    )
+    np.testing.assert_array_equal(flat.winner, np.concatenate([r["winner"] for r in reference]))
+    np.testing.assert_array_equal(flat.move, np.concatenate([r["move"] for r in reference]))
+    np.testing.assert_array_equal(
+        flat.game, np.concatenate([np.full(len(r["winner"]), i) for i, r in enumerate(reference)])
+    )
     assert ds.bytes_per_position > 0
+    assert ds.nbytes == sum((ds.path / f"{n}.bin").stat().st_size for n in ds.meta["files"])
 
 
-def test_batches_equal_slow_reference(dataset):
-    """Padded feat/mask/winner equal a per-candidate loop over the shard."""
+def test_batches_equal_slow_reference(dataset, reference):
+    """Padded feat/mask/winner equal a per-candidate loop over the extractor's output."""
     ds, ex = dataset
     reg = ex.registry
-    shard = ds.load(1)
-    rows = np.array([0, 3, 7, 20, 21])
-    batch = shard_batch(shard, rows, reg.offsets, reg.group_names)
+    cand = [(r, p) for r in reference for p in range(len(r["winner"]))]
+    rows = np.array([0, 3, 7, 60, 61, len(cand) - 1])
+    batch = flat_batch(ds.flat(), rows)
     m = batch.feat.shape[1]
     for bi, p in enumerate(rows):
-        lo, hi = shard.pos_start[p], shard.pos_start[p + 1]
-        assert int(batch.mask[bi].sum()) == hi - lo
-        assert int(batch.winner[bi]) == shard.winner[p]
+        r, q = cand[p]
+        lo = int(r["n_cand"][:q].sum())
+        n = int(r["n_cand"][q])
+        assert int(batch.mask[bi].sum()) == n
+        assert int(batch.winner[bi]) == r["winner"][q]
         for j in range(m):
             for g, name in enumerate(reg.group_names):
-                if j < hi - lo:
-                    level = int(shard.columns[name][lo + j])
-                    want = 0 if level == 0 else reg.index(name, level)
-                else:
-                    want = 0
+                level = int(r["columns"][name][lo + j]) if j < n else 0
+                want = 0 if level == 0 else reg.index(name, level)
                 assert int(batch.feat[bi, j, g]) == want
 
 
-def test_winner_is_the_played_move(dataset, games_dir):
-    """cand[winner] of every position is the move the game played."""
+def test_winner_is_the_played_move(dataset, reference, games_dir):
+    """The candidate at winner of every position is the move the game played."""
     ds, _ = dataset
+    flat = ds.flat()
     games = list(iter_games(games_dir, ReadConfig(sizes=(9,))))
-    for i in range(len(ds.shards)):
-        s = ds.load(i)
-        for p in range(s.n_positions):
-            game = games[int(s.game[p])]
-            color, move = game.moves[int(s.move[p])]
-            loc = int(s.cand[s.pos_start[p] + s.winner[p]])
-            assert (None if loc == PASS else from_loc(loc, 9)) == move
+    starts = np.concatenate([[0], np.cumsum([len(r["cand"]) for r in reference])])
+    cand = np.concatenate([r["cand"] for r in reference])
+    for p in range(flat.n_positions):
+        game = games[int(flat.game[p])]
+        _, move = game.moves[int(flat.move[p])]
+        loc = int(cand[flat.pos_start[p] + flat.winner[p]])
+        assert (None if loc == PASS else from_loc(loc, 9)) == move
+    assert starts[-1] == flat.n_candidates
 
 
 def test_loader_streams_all_positions(dataset):
@@ -126,19 +158,131 @@ def test_loader_streams_all_positions(dataset):
     assert sum(len(b) for b in BatchLoader(ds, batch_size=64, max_positions=100)) == 100
 
 
+def test_interrupted_extraction_resumes(dataset, games_dir, tmp_path, monkeypatch):
+    """Killed after its second chunk, an extraction leaves no dataset.json; the next
+    run extracts only the chunks after the committed ones, cuts the bytes a killed
+    chunk left, and ends with the files of an uninterrupted run."""
+    ds, ex = dataset
+    real = dataset_module._extract_chunk
+    calls = []
+
+    def dies_on_third(games):
+        calls.append(games[0][0])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(games)
+
+    monkeypatch.setattr(dataset_module, "_extract_chunk", dies_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        build(games_dir, ex, tmp_path)
+    folder = next(p for p in tmp_path.iterdir() if p.is_dir())
+    assert not (folder / "dataset.json").exists()
+    assert (folder / "progress.json").exists()
+    with open(folder / "packed.bin", "ab") as f:  # half a chunk written when killed
+        f.write(b"\x07" * 1000)
+    calls.clear()
+    monkeypatch.setattr(dataset_module, "_extract_chunk", dies_on_third)
+    again = build(games_dir, ex, tmp_path)
+    assert calls == [10]  # only the third chunk (games 10, 11) was extracted again
+    assert files_of(again) == files_of(ds)
+    assert again.meta["read"] == ds.meta["read"] and again.n_games == ds.n_games
+    assert not (folder / "progress.json").exists()
+
+
+def test_full_disk_is_a_clear_error_and_resumes(dataset, games_dir, tmp_path, monkeypatch):
+    ds, ex = dataset
+    real = Appender.append
+    n = []
+
+    def full(self, rows):
+        n.append(1)
+        if len(n) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, rows)
+
+    monkeypatch.setattr(Appender, "append", full)
+    with pytest.raises(OSError, match="no space left on the device of .*resumes"):
+        build(games_dir, ex, tmp_path)
+    assert not any(tmp_path.glob("*/dataset.json"))
+    monkeypatch.setattr(Appender, "append", real)
+    assert files_of(build(games_dir, ex, tmp_path)) == files_of(ds)
+
+
+def test_flipped_byte_is_found_and_rebuilt(dataset, games_dir, tmp_path, caplog):
+    ds, ex = dataset
+    first = build(games_dir, ex, tmp_path)
+    path = first.path / "packed.bin"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptCache, match="packed.bin: checksum"):
+        Dataset.open(first.path)
+    with caplog.at_level(logging.WARNING):
+        again = build(games_dir, ex, tmp_path)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "packed.bin" in warned[0] and "rebuilding" in warned[0]
+    assert files_of(again) == files_of(ds)
+    (again.path / "winner.bin").write_bytes(b"")  # cut short: found by its length
+    with pytest.raises(CorruptCache, match="winner.bin: 0 bytes"):
+        Dataset.open(again.path)
+
+
+CHILD = """
+import sys
+import numpy as np
+from gomove.data.dataset import build_dataset, harvest_cached
+from gomove.features.config import FeatureConfig
+from gomove.features.extractor import FeatureExtractor
+from gomove.reading.games import ReadConfig
+games, tables, cache, out = sys.argv[1:]
+rc, cfg = ReadConfig(sizes=(9,)), FeatureConfig(min_count=2, max_radius=6, bloom_bits=1 << 16)
+ex = FeatureExtractor(cfg, harvest_cached(games, rc, cfg, tables, workers=1, progress=False))
+ds = build_dataset(games, rc, ex, cache, kind="t", shard_games=5, workers=1, progress=False)
+np.save(out, np.asarray(ds.flat().packed).sum(0))
+"""
+
+
+def test_concurrent_builds_share_one(dataset, games_dir, tmp_path):
+    """Two runs started at once on one cache both finish, with one intact dataset."""
+    ds, _ = dataset
+    outs = [tmp_path / f"out{i}.npy" for i in range(2)]
+    cache = tmp_path / "cache"
+    args = [str(games_dir), str(ds.path.parent), str(cache)]
+    procs = [subprocess.Popen([sys.executable, "-c", CHILD, *args, str(o)]) for o in outs]
+    assert [p.wait(300) for p in procs] == [0, 0]
+    want = np.asarray(ds.flat().packed).sum(0)
+    for o in outs:
+        np.testing.assert_array_equal(np.load(o), want)
+    (folder,) = [p for p in cache.iterdir() if p.is_dir()]
+    assert files_of(Dataset.open(folder)) == files_of(ds)
+
+
+def test_corrupt_pattern_table_is_harvested_anew(games_dir, tmp_path, caplog):
+    rc, cfg = ReadConfig(sizes=(9,)), feat_cfg()
+    first = harvest_cached(games_dir, rc, cfg, tmp_path, workers=1, progress=False)
+    (path,) = tmp_path.glob("patterns-*.npz")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING):
+        again = harvest_cached(games_dir, rc, cfg, tmp_path, workers=1, progress=False)
+    assert any(path.name in r.getMessage() for r in caplog.records)
+    np.testing.assert_array_equal(again.hashes, first.hashes)
+
+
+def test_parallel_extraction_matches_serial(dataset, games_dir, tmp_path):
+    ds, ex = dataset
+    assert files_of(build(games_dir, ex, tmp_path, workers=2)) == files_of(ds)
+
+
 def test_cache_reused_and_invalidated(dataset, games_dir, tmp_path):
     """Same games + features -> same folder; other features or games -> another folder."""
     ds, ex = dataset
     cache = ds.path.parent
-    rc = ReadConfig(sizes=(9,))
-    again = build_dataset(
-        games_dir, rc, ex, cache, kind="t", shard_games=5, workers=1, progress=False
-    )
+    again = build(games_dir, ex, cache)
     assert again.path == ds.path
     ex2 = FeatureExtractor(feat_cfg(shapes=False))
-    other = build_dataset(
-        games_dir, rc, ex2, cache, kind="t", shard_games=5, workers=1, progress=False
-    )
+    other = build(games_dir, ex2, cache)
     assert other.path != ds.path
     assert "shape" not in other.registry.group_names
     fewer = build_dataset(
@@ -165,46 +309,6 @@ def test_fingerprint_is_the_content(games_dir, tmp_path):
     data[-3] ^= 1
     (copy / "g03.sgf").write_bytes(bytes(data))
     assert input_fingerprint(copy) != input_fingerprint(games_dir)
-
-
-def test_interrupted_extraction_resumes(dataset, games_dir, tmp_path):
-    """A finished shard from an interrupted run is reused; dataset.json is written last."""
-    ds, ex = dataset
-    cache = tmp_path / "cache"
-    rc = ReadConfig(sizes=(9,))
-    first = build_dataset(
-        games_dir, rc, ex, cache, kind="t", shard_games=5, workers=1, progress=False
-    )
-    (first.path / "dataset.json").unlink()
-    (first.path / "shard-00002.npz").unlink()
-    marker = first.path / "shard-00000.npz"
-    before = marker.stat().st_mtime_ns
-    again = build_dataset(
-        games_dir, rc, ex, cache, kind="t", shard_games=5, workers=1, progress=False
-    )
-    assert marker.stat().st_mtime_ns == before  # reused, not rewritten
-    assert again.n_positions == first.n_positions
-    assert again.meta["n_candidates"] == first.meta["n_candidates"]
-
-
-def test_parallel_extraction_matches_serial(dataset, games_dir, tmp_path):
-    ds, ex = dataset
-    par = build_dataset(
-        games_dir,
-        ReadConfig(sizes=(9,)),
-        ex,
-        tmp_path,
-        kind="t",
-        shard_games=5,
-        workers=2,
-        progress=False,
-    )
-    for a, b in zip(ds.shards, par.shards, strict=True):
-        sa, sb = load_shard(a), load_shard(b)
-        for k in sa.columns:
-            np.testing.assert_array_equal(sa.columns[k], sb.columns[k])
-        np.testing.assert_array_equal(sa.winner, sb.winner)
-        np.testing.assert_array_equal(sa.game, sb.game)
 
 
 def test_atomic_save_leaves_nothing_on_failure(tmp_path):

@@ -150,11 +150,11 @@ def test_shares_partition_the_games(games, tmp_path, extracted):
     ]
     assert sum(p.n_positions for p in parts) == ds.n_positions
     assert sum(p.n_games for p in parts) == ds.n_games
-    whole = FlatData.from_dataset(ds)
+    whole = ds.flat()
     for r, p in enumerate(parts):
-        ids = np.concatenate([p.load(i).game for i in range(len(p.shards))])
+        ids = np.asarray(p.flat().game)
         assert (ids % 2 == r).all()
-        flat = FlatData.from_dataset(p)
+        flat = p.flat()
         mine = np.isin(_position_games(ds), np.unique(ids))
         np.testing.assert_array_equal(
             flat.winner, whole.winner[mine]
@@ -162,7 +162,7 @@ def test_shares_partition_the_games(games, tmp_path, extracted):
 
 
 def _position_games(ds: Dataset) -> np.ndarray:
-    return np.concatenate([ds.load(i).game for i in range(len(ds.shards))])
+    return np.asarray(ds.flat().game)
 
 
 def _subset(data: FlatData, positions: np.ndarray) -> FlatData:
@@ -206,7 +206,7 @@ def _sgd_rank(rank: int, init: str, shares, n_features: int, cfg: SGDConfig, out
 
 @pytest.mark.parametrize("name", ["fbt", "lfr"])
 def test_sgd_two_ranks_equal_one_fed_the_global_batches(ds, tmp_path, name):
-    data = FlatData.from_dataset(ds)
+    data = ds.flat()
     n = data.n_positions
     rng = np.random.default_rng(3)
     order = rng.permutation(n)

@@ -102,7 +102,7 @@ def test_competition_file_holds_the_datasets_teams(ds, tmp_path):
     features, positions = read_competition(out)
     reg = ds.registry
     assert features == [(g.name, len(g)) for g in reg.groups if len(g)]
-    data = FlatData.from_dataset(ds)
+    data = ds.flat()
     assert positions == teams_of(data)
     assert summary["positions"] == ds.n_positions == len(positions)
     assert summary["gammas"] == reg.n_features - 1
@@ -225,7 +225,7 @@ def test_compare_worker_trains_without_torch(ds, tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     got = json.loads(hist.read_text())
     assert got["torch"] is False and got["rss"] > 0
-    data = FlatData.from_dataset(ds)
+    data = ds.flat()
     cfg = MMConfig(max_iters=3, tol=-math.inf, order="file")
     model, history = train_mm(
         NumbaMM(data), ds.registry.n_features, data.group_spans(), cfg, "cpu", progress=False
@@ -263,7 +263,7 @@ def test_mm_cpp_cyclic_sweeps_equal_gomoves(ds, mm_driver, tmp_path):
     export_mm(ds.path, dat)
     run_driver(mm_driver, ["cyclic", "10"], dat, tmp_path / "mm.txt")
     theirs = read_gammas(tmp_path / "mm.txt", ds.registry.n_features - 1)
-    data = FlatData.from_dataset(ds)
+    data = ds.flat()
     cfg = MMConfig(max_iters=10, tol=float("-inf"), order="file")  # mm.cpp sweeps in file order
     model, _ = train_mm(
         NumbaMM(data, team_dtype="float64"),
@@ -286,7 +286,7 @@ def test_mm_cpp_own_schedule_imports_and_scores(ds, mm_driver, tmp_path):
     run_driver(mm_driver, ["coulom"], dat, tmp_path / "mm.txt")
     import_mm(tmp_path / "mm.txt", ds.path, tmp_path / "m.pt")
     imported = load_checkpoint(tmp_path / "m.pt")["module"]
-    data = FlatData.from_dataset(ds)
+    data = ds.flat()
     cfg = MMConfig(max_iters=3, tol=float("-inf"))
     model, _ = train_mm(
         NumbaMM(data), ds.registry.n_features, data.group_spans(), cfg, "cpu", progress=False

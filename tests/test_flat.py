@@ -6,9 +6,7 @@ Invariants checked:
   and for wide groups in two bytes, three bytes (the largest included) and four;
 - the same levels held in two bytes and in three train alike: MM's pass, FBT's
   loss and gradient and BAR's model are equal;
-- a level above its group's size is refused, never silently cut;
-- from_dataset builds flat/ once and memory-maps it after that, equal to the
-  in-memory arrays; a folder left without flat.json is rebuilt.
+- a level above its group's size is refused, never silently cut.
 """
 
 from __future__ import annotations
@@ -131,23 +129,3 @@ def test_full_features_take_one_word():
 def test_level_above_size_refused():
     with pytest.raises(ValueError, match="levels in"):
         FlatData.from_levels([np.array([0, 6])], [1], [5], np.arange(3), np.zeros(2))
-
-
-def test_dataset_mapped_once_and_equal(ds):
-    folder = ds.path / "flat"
-    if folder.exists():
-        for f in folder.iterdir():
-            f.unlink()
-    mem = FlatData.from_dataset(ds, cache=False)
-    assert not (folder / "flat.json").exists()
-    built = FlatData.from_dataset(ds)
-    assert (folder / "flat.json").exists()
-    mapped = FlatData.from_dataset(ds)
-    assert isinstance(mapped.packed, np.memmap) and not mapped.packed.flags.writeable
-    for d in (built, mapped):
-        for name in ("packed", "levw", "pos_start", "winner"):
-            np.testing.assert_array_equal(getattr(d, name), getattr(mem, name))
-    (folder / "flat.json").unlink()  # an interrupted build: rebuilt, not trusted
-    (folder / "packed.npy").write_bytes(b"garbage")
-    again = FlatData.from_dataset(ds)
-    np.testing.assert_array_equal(again.packed, mem.packed)

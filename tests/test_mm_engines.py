@@ -22,7 +22,6 @@ import pytest
 import torch
 from synthetic import flat_of, make_data, make_groups, random_log_gamma
 
-from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
 from gomove.train.config import MMConfig
 from gomove.train.mm.compiled import NumbaMM
@@ -49,7 +48,7 @@ def groups_of(reg):
 
 @pytest.mark.parametrize("engine", list(ENGINES))
 def test_collect_equals_streaming(ds, engine):
-    flat = ENGINES[engine](FlatData.from_dataset(ds), chunk_positions=37)
+    flat = ENGINES[engine](ds.flat(), chunk_positions=37)
     loader = BatchLoader(ds, batch_size=29)
     g = torch.Generator().manual_seed(0)
     lg = torch.randn(ds.registry.n_features, generator=g, dtype=torch.float64)
@@ -74,7 +73,7 @@ def test_collect_equals_streaming(ds, engine):
 def test_chunks_capped(ds):
     """NumbaMM keeps partial sums per chunk and level: the chunks are capped in
     number (their size grows), with the same statistics."""
-    flat = FlatData.from_dataset(ds)
+    flat = ds.flat()
     small = NumbaMM(flat, chunk_positions=1, team_dtype="float64", max_chunks=10**9)
     capped = NumbaMM(flat, chunk_positions=1, team_dtype="float64", max_chunks=5)
     assert len(small.chunk_pos) - 1 == ds.n_positions
@@ -102,7 +101,7 @@ def test_training_identical(ds, engine):
         progress=False,
     )
     m2, h2 = train_mm(
-        ENGINES[engine](FlatData.from_dataset(ds)),
+        ENGINES[engine](ds.flat()),
         reg.n_features,
         groups_of(reg),
         cfg,
@@ -204,7 +203,7 @@ def test_float32_strengths_train_like_float64(ds):
     """The default float32 strengths: the same gammas as float64 ones to 1e-5 relative
     and the same log-posteriors to 1e-7, after 8 iterations of either schedule."""
     reg = ds.registry
-    flat = FlatData.from_dataset(ds)
+    flat = ds.flat()
     for schedule in ("cyclic", "greedy"):
         cfg = MMConfig(max_iters=8, tol=0.0, schedule=schedule)
         (m32, h32), (m64, h64) = (
@@ -223,3 +222,35 @@ def test_float32_strengths_train_like_float64(ds):
         lp32, lp64 = ([r["log_posterior"] for r in h] for h in (h32, h64))
         assert lp32 == pytest.approx(lp64, rel=1e-7)
         assert [r["updates"] for r in h32] == [r["updates"] for r in h64]
+
+
+def test_torch_engine_holds_the_compact_layout(ds):
+    """TorchMM holds the levels as stored plus one float64 a candidate (15 bytes or less,
+    no widened per-group copies) and gives numba's statistics."""
+    flat = ds.flat()
+    engine = TorchMM(flat, chunk_positions=50)
+    per_position = 40  # pos_start, winner, game, move, the experts' rows
+    per_candidate = (engine.nbytes() - per_position * flat.n_positions) / flat.n_candidates
+    assert per_candidate <= flat.packed.shape[1] * 4 + flat.levw.shape[1] * flat.levw.itemsize + 8
+    lg = np.random.default_rng(1).normal(size=ds.registry.n_features) * 0.3
+    cols = list(range(len(flat.sizes)))
+    a = engine.collect(lg, cols)
+    b = NumbaMM(flat, team_dtype="float64").collect(lg, cols)
+    np.testing.assert_allclose(a.denom, b.denom, rtol=1e-10)
+    assert a.log_likelihood == pytest.approx(b.log_likelihood, rel=1e-12)
+
+
+@pytest.mark.gpu
+def test_cuda_mm_equals_numba(ds):
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA")
+    reg = ds.registry
+    cfg = MMConfig(max_iters=3, tol=0.0)
+    flat = ds.flat()
+    runs = [
+        train_mm(e, reg.n_features, groups_of(reg), cfg, device=d, progress=False)
+        for e, d in ((NumbaMM(flat, team_dtype="float64"), CPU), (TorchMM(flat, "cuda"), "cuda"))
+    ]
+    (a, ha), (b, hb) = runs
+    torch.testing.assert_close(b.log_gamma.cpu(), a.log_gamma.cpu(), rtol=1e-6, atol=1e-9)
+    assert hb[-1]["log_likelihood"] == pytest.approx(ha[-1]["log_likelihood"], rel=1e-9)

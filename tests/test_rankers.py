@@ -17,7 +17,7 @@ Invariants checked:
   adversarial positions: one candidate, hundreds of candidates, identical
   teams, huge and tiny prior variances;
 - the fitted temperature maximizes the log-likelihood (a grid cannot beat it);
-- FlatData.from_batches and rankers.flat_batch invert each other;
+- FlatData.from_batches and loader.flat_batch invert each other;
 - the single-pattern variant trains and scores the shape column alone, and
   fails clearly without shapes; bad configs fail clearly.
 """
@@ -33,14 +33,13 @@ from reference import ref_bar, ref_ep_position, ref_pr
 from synthetic import flat_of, make_data, make_groups, padded, random_log_gamma
 
 from gomove.data.flat import FlatData
-from gomove.data.loader import BatchLoader
+from gomove.data.loader import BatchLoader, flat_batch
 from gomove.models.rankers import GaussianRanking, WinRateRanking
 from gomove.train.config import RankerConfig
 from gomove.train.rankers.fit import (
     Members,
     fit_ranker,
     fit_temperature,
-    flat_batch,
     pr_counts_torch,
     win_rates,
 )
@@ -250,7 +249,7 @@ def test_shuffled_order_is_the_filter_over_the_permutation(ds, name):
     same model as the kernel over that order), the same seed the same model, another
     seed or game order another one."""
     reg = ds.registry
-    flat = FlatData.from_dataset(ds)
+    flat = ds.flat()
 
     def fit(**kw):
         cfg = RankerConfig(name=name, **kw)
@@ -359,10 +358,8 @@ def test_fit_on_padded_batches_equals_flat(ds, name):
     """PR counts padded batches in tensor form, BAR and LBR convert them: the same model."""
     reg = ds.registry
     cfg = RankerConfig(name=name)
-    flat, hist = fit_ranker(cfg, FlatData.from_dataset(ds), reg.group_spans(), reg.n_features, CPU)
-    pad, _ = fit_ranker(
-        cfg, BatchLoader(ds, batch_size=32, in_memory=True), reg.group_spans(), reg.n_features, CPU
-    )
+    flat, hist = fit_ranker(cfg, ds.flat(), reg.group_spans(), reg.n_features, CPU)
+    pad, _ = fit_ranker(cfg, BatchLoader(ds, batch_size=32), reg.group_spans(), reg.n_features, CPU)
     torch.testing.assert_close(pad.theta, flat.theta, rtol=1e-12, atol=1e-12)
     assert hist[-1]["positions"] == ds.n_positions and 0 < hist[-1]["temperature"]
 
@@ -373,7 +370,7 @@ def test_single_pattern_variant(ds):
     reg = ds.registry
     shape = reg.group_index("shape")
     cfg = RankerConfig(name="lbr", single=True, prior_sigma2=2.0)
-    model, _ = fit_ranker(cfg, FlatData.from_dataset(ds), reg.group_spans(), reg.n_features, CPU)
+    model, _ = fit_ranker(cfg, ds.flat(), reg.group_spans(), reg.n_features, CPU)
     assert isinstance(model, GaussianRanking) and model.columns.tolist() == [shape]
     assert model.hparams() == {"single": True} and model.log_gammas() is None
     off = reg.offsets[shape]

@@ -154,7 +154,7 @@ def test_sgd_resume_equals_uninterrupted(synthetic, tmp_path, extra, layout):
 
 def test_sgd_resume_on_a_batch_loader(ds, tmp_path):
     """The padded path over shards: the loader's epoch (its shuffle) is restored too."""
-    loader = BatchLoader(ds, batch_size=64, in_memory=True)
+    loader = BatchLoader(ds, batch_size=64)
     n = ds.registry.n_features
     cfg = SGDConfig(epochs=3, batch_size=32, k=2, sample=2)
     want, _ = train_sgd(loader, n, cfg, progress=False)

@@ -210,7 +210,7 @@ def test_flat_training_reproducible(extra):
 def test_from_dataset_equals_loader(ds):  # noqa: F811
     """from_dataset holds every position's candidates as the padded loader does
     (global indices), and a model's loss over both agrees; init "mm" works flat."""
-    flat = FlatData.from_dataset(ds)
+    flat = ds.flat()
     reg = ds.registry
     assert flat.n_positions == ds.n_positions and flat.n_candidates == ds.n_candidates
     assert flat.min_features <= reg.n_features

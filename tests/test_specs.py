@@ -10,7 +10,7 @@ Invariants checked:
 - ``model=<name>`` runs end to end through the table for every name;
 - an unknown model name fails clearly, listing the known ones: in the table,
   in a config, in a checkpoint;
-- where each spec trains flat (flat_devices) and what the model interface
+- which engine model.engine picks on each device, and what the model interface
   says (gamma-table columns, gammas for a playout policy).
 """
 
@@ -30,6 +30,7 @@ from gomove.experiment.run import run
 from gomove.models.checkpoint import save_checkpoint, write_gamma_table
 from gomove.models.fbt import FactorizationBT
 from gomove.models.mm import BradleyTerry
+from gomove.train.config import compiled_engine
 from gomove.train.specs import (
     MODELS,
     TrainContext,
@@ -137,16 +138,16 @@ def test_unknown_model_fails_clearly(extracted, tmp_path):
         load_checkpoint(path)
 
 
-def test_flat_devices_and_interface():
-    """mm trains flat on every device (numba on the CPU, torch elsewhere), fbt and lfr
-    on the CPU only; model.flat=false means padded batches everywhere. The models say
-    what their gamma tables and playout policies need."""
+def test_engines_and_interface():
+    """model.engine picks numba on the CPU and torch elsewhere ("auto"), numba only on
+    the CPU. The models say what their gamma tables and playout policies need."""
     cuda = torch.device("cuda")
-    mm_cfg, fbt_cfg = (model_config(cfg_of([f"model={n}"])) for n in ("mm", "fbt"))
-    assert MODELS["mm"].trains_flat(mm_cfg, CPU) and MODELS["mm"].trains_flat(mm_cfg, cuda)
-    assert MODELS["fbt"].trains_flat(fbt_cfg, CPU) and not MODELS["fbt"].trains_flat(fbt_cfg, cuda)
-    fbt_cfg.flat = False
-    assert not MODELS["fbt"].trains_flat(fbt_cfg, CPU)
+    assert compiled_engine("auto", CPU, "e") and not compiled_engine("auto", cuda, "e")
+    assert not compiled_engine("torch", CPU, "e") and compiled_engine("numba", CPU, "e")
+    with pytest.raises(ValueError, match="CPU only"):
+        compiled_engine("numba", cuda, "model.engine")
+    with pytest.raises(ValueError, match="must be one of"):
+        model_config(cfg_of(["model=fbt", "model.engine=cuda"]))
     bt = BradleyTerry(5, torch.tensor([0.0, 1.0, -1.0, 0.5, 2.0], dtype=torch.float64))
     assert bt.hparams() == {} and bt.level_notes() == {}
     assert torch.equal(bt.log_gammas(), bt.log_gamma)

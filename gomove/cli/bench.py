@@ -5,16 +5,23 @@
                  [search] [predict] [analysis]
     gomove bench mm fbt --mm-games 300 --data ../shared/data
     gomove bench search --policy RUN_LIGHT/policy.npz --model RUN/model.pt
+    gomove bench gpu --data DIR --out OUT/gpu.jsonl [--gpu-games N]
 
 Reads real games, tygem-9d-2006-01.zip, from --data DIR, else $GOMOVE_DATA, else
 ../shared/data (from the current directory) when present, else the embedded sample.
+
+``gpu`` (never in the default set: all training games) times a GPU machine's CUDA
+engines beside numba on its cores over the standard split, the month archives in
+--data (gomove.experiment.bench_gpu; scripts/device_check.sh runs it).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from gomove.experiment import bench as benchmarks
+from gomove.experiment.bench_gpu import bench_gpu
 
 ALL = (
     "replay",
@@ -38,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("which", nargs="*", help=f"any of {ALL} (default: all)")
+    p.add_argument("which", nargs="*", help=f"any of {ALL}, or gpu (default: all but gpu)")
     p.add_argument(
         "--data",
         help="games to read: an archive, SGF file or folder, or a folder holding "
@@ -66,10 +73,24 @@ def main(argv: list[str] | None = None) -> None:
         help="policy.npz of `train.py features=light` for `playout`, `search` (default: gammas 1)",
     )
     p.add_argument("--model", help="model.pt for `search` (progressive widening) and `predict`")
+    g = p.add_argument_group("gpu")
+    g.add_argument("--gpu-games", type=int, help="training games (default: all 27,613)")
+    g.add_argument("--test-games", type=int, default=1000, help="test games of 2006-06")
+    g.add_argument("--cpu-steps", type=int, default=100, help="numba FBT steps timed")
+    g.add_argument("--fbt-epochs", type=int, default=1, help="FBT epochs on CUDA")
+    g.add_argument("--out", help="the JSON-lines file of the rows, written as they come")
+    g.add_argument("--gpu-device", help="where the torch rows run (default: cuda when present)")
     a = p.parse_args(argv)
-    unknown = set(a.which) - set(ALL)
+    unknown = set(a.which) - {*ALL, "gpu"}
     if unknown:
-        p.error(f"unknown benchmarks {sorted(unknown)}; choose from {ALL}")
+        p.error(f"unknown benchmarks {sorted(unknown)}; choose from {ALL} or gpu")
+    if "gpu" in a.which:
+        data = a.data or os.environ.get(benchmarks.DATA_ENV) or benchmarks.DEFAULT_DATA
+        bench_gpu(data, a.cache_dir, a.gpu_games, a.test_games, a.cpu_steps, a.fbt_epochs,
+                  a.out, a.gpu_device)  # fmt: skip
+        a.which = [w for w in a.which if w != "gpu"]
+        if not a.which:
+            return
     benchmarks.run(
         a.which or list(ALL),
         a.data,

@@ -4,9 +4,13 @@ Terms:
 - cache key: a hash of everything an extraction depends on: the input files
   (name, size, content hash), the reading config, the feature config, the harvested
   pattern table, the shard format and the Zobrist seeds. Same key, same shards.
-- dataset folder: ``<cache_dir>/<kind>-<key>/`` with ``shard-NNNNN.npz`` files
-  and, written last, ``dataset.json`` (see shards.py). Finished shards of an
-  interrupted extraction are kept and reused.
+- dataset folder: ``<cache_dir>/<kind>-<key>/``: the flat layout's files,
+  appended a chunk of games at a time, and, written last, ``dataset.json``
+  (gomove.data.store). An interrupted extraction resumes after its last committed
+  chunk; runs started at once on one cache take turns at the build (a lock file
+  ``<kind>-<key>.lock`` beside the folder) and the later ones open what the first
+  built; a file that fails its checksum is reported in one line and the dataset
+  rebuilt.
 - pattern table: ``<cache_dir>/patterns-<key>.npz``; while harvesting, the
   finished chunks' sightings in ``patterns-<key>.parts/``, reused by a harvest
   that was killed and deleted once the table is written.
@@ -16,9 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import multiprocessing as mp
 import os
 import shutil
+import zipfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
@@ -28,9 +34,22 @@ from typing import Any, TypeVar
 import numpy as np
 from tqdm import tqdm
 
-from gomove.atomic import atomic_write_json
+from gomove.atomic import atomic_write_json, exclusive
 from gomove.board.zobrist import PATTERN_SEED, POSITION_SEED
-from gomove.data.shards import FORMAT_VERSION, Shard, concat_games, load_shard, save_shard
+from gomove.data.flat import FlatData
+from gomove.data.store import (
+    FORMAT_VERSION,
+    Appender,
+    CorruptCache,
+    disk_full,
+    disk_full_message,
+    encode_chunk,
+    file_layout,
+    map_files,
+    read_progress,
+    verify_files,
+    write_progress,
+)
 from gomove.features.config import FEATURES_VERSION, FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import TABLE_FORMAT_VERSION, PatternTable, harvest
@@ -38,6 +57,7 @@ from gomove.features.registry import Registry
 from gomove.reading.games import ReadConfig, ReadStats, expand_paths, iter_games
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def default_workers() -> int:
@@ -81,8 +101,38 @@ def harvest_cached(
 ) -> PatternTable:
     """The pattern table harvested from paths, computed once per cache key."""
     path, harvest_read = harvest_source(paths, read_cfg, feat_cfg, cache_dir)
-    if path.exists():
+    table = _load_table(path, repair=False)
+    if table is not None:
+        return table
+    with exclusive(path.with_name(path.name + ".lock")):
+        table = _load_table(path, repair=True)  # another run may have harvested it meanwhile
+        if table is not None:
+            return table
+        return _harvest(paths, harvest_read, feat_cfg, path, workers, progress)
+
+
+def _load_table(path: Path, repair: bool) -> PatternTable | None:
+    """The table cached at path; None when absent or unreadable (with repair, under the
+    lock: said in a warning and the file removed, to be harvested anew)."""
+    if not path.exists():
+        return None
+    try:
         return PatternTable.load(path)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        if repair:
+            log.warning("%s: unreadable (%s); harvesting it anew", path.name, e)
+            path.unlink(missing_ok=True)
+        return None
+
+
+def _harvest(
+    paths: Any,
+    harvest_read: ReadConfig,
+    feat_cfg: FeatureConfig,
+    path: Path,
+    workers: int | None,
+    progress: bool,
+) -> PatternTable:
     parts = path.with_suffix(".parts")  # a killed harvest's finished chunks
     stats = ReadStats()
     games = iter_games(paths, harvest_read, stats)
@@ -131,67 +181,82 @@ def share(items: Iterable[T], part: tuple[int, int] | None) -> Iterator[tuple[in
 
 @dataclass
 class Dataset:
-    """A finished dataset folder."""
+    """A finished dataset folder (gomove.data.store)."""
 
     path: Path
     registry: Registry
-    shards: list[Path]
     n_positions: int
     n_candidates: int
     n_games: int
     meta: dict
 
     @classmethod
-    def open(cls, path: str | Path) -> Dataset:
+    def open(cls, path: str | Path, verify: bool = True) -> Dataset:
+        """The dataset in folder path; verify checks every file's length and checksum
+        (store.verify_files: CorruptCache names the first that fails)."""
         path = Path(path)
         meta = json.loads((path / "dataset.json").read_text())
-        if meta["format_version"] != FORMAT_VERSION:
-            raise ValueError(
-                f"{path}: dataset format {meta['format_version']}, "
-                f"expected {FORMAT_VERSION}; delete it to rebuild"
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise CorruptCache(
+                f"{path}: dataset format {meta.get('format_version')}, expected {FORMAT_VERSION}"
             )
+        if verify:
+            verify_files(path, meta["files"])
         return cls(
             path,
             Registry.from_dict(meta["registry"]),
-            [path / s for s in meta["shards"]],
             meta["n_positions"],
             meta["n_candidates"],
             meta["n_games"],
             meta,
         )
 
-    def load(self, i: int) -> Shard:
-        return load_shard(self.shards[i])
+    def flat(self) -> FlatData:
+        """The positions, memory-mapped (no copy; pos_start and winner as int64 in memory)."""
+        reg = self.registry
+        a = map_files(self.path, reg.sizes, self.meta["files"], self.n_candidates)
+        pos_start = np.zeros(self.n_positions + 1, dtype=np.int64)
+        np.cumsum(a["n_cand"], out=pos_start[1:])
+        return FlatData(
+            a["packed"],
+            a["levw"],
+            reg.offsets,
+            reg.sizes,
+            pos_start,
+            a["winner"].astype(np.int64),
+            reg,
+            game=a["game"],
+            move=a["move"],
+        )
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of its files on disk."""
+        return sum(length for length, _ in self.meta["files"].values())
 
     @property
     def bytes_per_position(self) -> float:
-        size = sum(p.stat().st_size for p in self.shards)
-        return size / max(self.n_positions, 1)
+        return self.nbytes / max(self.n_positions, 1)
 
 
 # worker state, set before the pool forks
 _EXTRACTOR: FeatureExtractor | None = None
 
 
-def _extract_shard(task: tuple[Path, list[tuple[int, Any]]]) -> dict:
-    path, games = task
+def _extract_chunk(games: list[tuple[int, Any]]) -> tuple[dict, dict]:
+    """The file rows of a chunk of (game id, game) and its counts."""
     ex = _EXTRACTOR
     assert ex is not None
     parts = [ex.game(g) for _, g in games]
-    sizes = {g.name: len(g) for g in ex.registry.groups}
-    shard = concat_games(parts, [gid for gid, _ in games], sizes)
-    save_shard(path, shard)
-    return {
+    reg = ex.registry
+    rows = encode_chunk(parts, [gid for gid, _ in games], reg.group_names, reg.sizes)
+    counts = {
         "games": len(games),
-        "positions": shard.n_positions,
-        "candidates": shard.n_candidates,
+        "positions": len(rows["winner"]),
+        "candidates": len(rows["packed"]),
         "skipped_positions": sum(p["skipped"] for p in parts),
     }
-
-
-def _shard_counts(path: Path) -> dict:
-    with np.load(path) as z:
-        return {"positions": len(z["winner"]), "candidates": int(z["pos_start"][-1])}
+    return rows, counts
 
 
 def build_dataset(
@@ -205,14 +270,14 @@ def build_dataset(
     progress: bool = True,
     part: tuple[int, int] | None = None,
 ) -> Dataset:
-    """Extract every position of the games under paths into shards, or reuse them.
+    """Extract every position of the games under paths into a dataset, or reuse it.
 
-    part: (rank, size) keeps only the games i (in reading order, after the
+    shard_games: the games of one chunk, the unit an interrupted extraction resumes
+    after. part: (rank, size) keeps only the games i (in reading order, after the
     filters) with i % size == rank, each with its global index as game id: one
     rank's share of a run on several processes (gomove.train.world).
     """
     n_parts = part[1] if part else 1
-    global _EXTRACTOR
     table = extractor.table
     table_hash = (
         hashlib.sha256(table.hashes.tobytes()).hexdigest()[:16] if table is not None else None
@@ -227,48 +292,108 @@ def build_dataset(
         *([list(part)] if n_parts > 1 else []),  # one process: the key it always had
     )
     folder = Path(cache_dir) / f"{kind}-{key}"
-    if (folder / "dataset.json").exists():
-        return Dataset.open(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    workers = workers or default_workers()
+    ds, why = _finished(folder)
+    if ds is not None:
+        return ds
+    if why:
+        log.warning("%s; rebuilding the dataset", why)
+    with exclusive(folder.with_name(folder.name + ".lock")):
+        ds, why = _finished(folder)  # another run may have built it while this one waited
+        if ds is not None:
+            return ds
+        if why:
+            shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            job = _Extraction(paths, read_cfg, extractor, kind, shard_games, workers, part)
+            _extract(job, folder, key, progress)
+        except OSError as e:
+            if disk_full(e):
+                raise OSError(e.errno, disk_full_message(folder)) from e
+            raise
+    return Dataset.open(folder, verify=False)
+
+
+def _finished(folder: Path) -> tuple[Dataset | None, str | None]:
+    """(the finished, intact dataset in folder, None), or (None, why it cannot be used;
+    None when it is not there)."""
+    if not (folder / "dataset.json").exists():
+        return None, None
+    try:
+        return Dataset.open(folder), None
+    except (CorruptCache, ValueError, KeyError, OSError) as e:
+        return None, f"{folder.name}: {e}"
+
+
+@dataclass
+class _Extraction:
+    """What build_dataset extracts (its arguments)."""
+
+    paths: Any
+    read_cfg: ReadConfig
+    extractor: FeatureExtractor
+    kind: str
+    shard_games: int
+    workers: int | None
+    part: tuple[int, int] | None
+
+
+def _extract(job: _Extraction, folder: Path, key: str, progress: bool) -> None:
+    """Append the chunks not yet committed to folder's files, then write dataset.json."""
+    global _EXTRACTOR
+    paths, read_cfg, extractor, kind = job.paths, job.read_cfg, job.extractor, job.kind
+    shard_games, workers, part = job.shard_games, job.workers, job.part
+    n_parts = part[1] if part else 1
+    reg = extractor.registry
+    names = list(file_layout(reg.sizes))
+    done = read_progress(folder)
+    if done is not None and done.get("key") != key:
+        done = None
+    try:
+        appender = Appender(folder, names, done["files"] if done else None)
+    except (CorruptCache, OSError):  # committed rows missing: start the files anew
+        done, appender = None, Appender(folder, names)
+    totals: Counter = Counter(done["totals"] if done else {})
+    n_done = done["chunks"] if done else 0
     stats = ReadStats()
     sources: list[str] = []
 
-    def tasks():
+    def chunks():
         chunk: list[tuple[int, Any]] = []
-        index = 0
         for i, game in share(iter_games(paths, read_cfg, stats), part):
             chunk.append((i, game))
             sources.append(game.source)
             if len(chunk) == shard_games:
-                yield folder / f"shard-{index:05d}.npz", chunk
-                chunk, index = [], index + 1
+                yield chunk
+                chunk = []
         if chunk:
-            yield folder / f"shard-{index:05d}.npz", chunk
+            yield chunk
 
-    totals: Counter = Counter()
-    shard_names: list[str] = []
     total = -(-read_cfg.max_games // n_parts) if read_cfg.max_games else None
     bar = tqdm(total=total, desc=f"extract {kind}", unit="game", disable=not progress)
 
     def todo():
-        for path, chunk in tasks():
-            shard_names.append(path.name)
-            if path.exists():  # finished by an earlier, interrupted run
-                totals.update(_shard_counts(path) | {"games": len(chunk), "reused_shards": 1})
+        for index, chunk in enumerate(chunks()):
+            if index < n_done:  # committed by an earlier, interrupted run
                 bar.update(len(chunk))
                 continue
-            yield path, chunk
+            yield chunk
 
     _EXTRACTOR = extractor
+    workers = workers or default_workers()
     pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
     try:
-        results = pool.imap(_extract_shard, todo()) if pool else map(_extract_shard, todo())
-        for r in results:
-            totals.update(r)
-            bar.update(r["games"])
+        results = pool.imap(_extract_chunk, todo()) if pool else map(_extract_chunk, todo())
+        for rows, counts in results:
+            appender.append(rows)
+            totals.update(counts)
+            n_done += 1
+            files = appender.commit()
+            write_progress(folder, {"key": key, "chunks": n_done, "files": files, "totals": totals})
+            bar.update(counts["games"])
     finally:
         bar.close()
+        appender.close()
         if pool:
             pool.close()
             pool.join()
@@ -277,8 +402,8 @@ def build_dataset(
         "format_version": FORMAT_VERSION,
         "key": key,
         "kind": kind,
-        "registry": extractor.registry.to_dict(),
-        "shards": shard_names,
+        "registry": reg.to_dict(),
+        "files": {n: list(v) for n, v in appender.state.items()},
         "n_positions": totals["positions"],
         "n_candidates": totals["candidates"],
         "n_games": len(sources),
@@ -289,4 +414,4 @@ def build_dataset(
         "zobrist_seeds": {"position": POSITION_SEED, "pattern": PATTERN_SEED},
     }
     atomic_write_json(folder / "dataset.json", meta)
-    return Dataset.open(folder)
+    (folder / "progress.json").unlink(missing_ok=True)

@@ -1,9 +1,9 @@
-"""FlatData: the training positions held flat, the one layout every compiled and tensor engine
-reads.
+"""FlatData: the positions held flat, the one layout every engine and the evaluation read.
 
-The padded path (gomove.data.loader.BatchLoader) pads every batch to
-[B, M, G]; here every candidate of every position is held once, back to back,
-no padding, read once from a dataset's shards. Three engines train over it:
+Every candidate of every position is held once, back to back, no padding: a
+dataset's files (gomove.data.store) memory-mapped as written. The padded
+batches of the torch path (gomove.data.loader.BatchLoader) are cut from it. Three
+engines train over it:
 MM's numba and torch passes (gomove.train.mm.compiled and .tensor), the SGD steps of FBT and
 LFR (gomove.train.sgd.compiled) and the rankers (gomove.train.rankers.fit).
 
@@ -23,7 +23,9 @@ part in registry order):
   (registry.feature_index);
 - ``pos_start``: int64[P + 1], position p's candidates are
   pos_start[p]:pos_start[p + 1];
-- ``winner``: int64[P], the expert's candidate within its position.
+- ``winner``: int64[P], the expert's candidate within its position;
+- ``game``, ``move``: int[P], each position's game (index in the dataset) and move
+  number, when the data has them (a dataset's do).
 
 ``field(g)`` gives any group as (array, (column, shift, mask, bytes3)), which
 the kernels read as ``(array[c, column] >> shift) & mask``, the word at column
@@ -36,10 +38,9 @@ shape group, 249 candidates per position), 7.06 with three-byte shapes,
 against 10.06 when every narrow group took a byte. The engines add their own
 state (MM's numba engine: 4 bytes per candidate, float32 strengths).
 
-``from_dataset`` builds the arrays once into ``flat/`` inside the dataset's
-folder (``flat.json`` written last marks them whole) and memory-maps them
-after that: loading costs no copy and no time, and processes sharing a
-machine share the pages.
+A dataset's files hold packed and levw as they are here
+(gomove.data.store), so opening one costs no copy: the pages are shared by
+every process on the machine.
 
 Candidate-major ([C, ...]) because FBT reads every group of the candidates of
 a randomly chosen position: one run of memory per position instead of G
@@ -50,31 +51,30 @@ group's statistics (fields.mm_pass), so one pass reads each row once.
 
 from __future__ import annotations
 
-import json
-import logging
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from gomove.atomic import atomic_write_json
-from gomove.data.dataset import Dataset
 from gomove.data.fields import field_max
-from gomove.data.shards import level_dtype
 from gomove.features.registry import GroupSpan, Registry
 
 if TYPE_CHECKING:
     from gomove.data.batch import Batch
 
-log = logging.getLogger(__name__)
+
+def level_dtype(n_levels: int) -> np.dtype:
+    """The narrowest type that holds levels 0..n_levels of one group."""
+    if n_levels < 256:
+        return np.dtype(np.uint8)
+    if n_levels < 65536:
+        return np.dtype(np.uint16)
+    return np.dtype(np.int32)
+
 
 NARROW = 256  # groups of fewer levels are bit-packed into 32-bit words
 BYTES3 = 1 << 24  # wide groups of fewer levels (and 65,536 or more) take 3 bytes a level
 WORD_BITS = 32
-FLAT_VERSION = 2  # of the arrays memory-mapped from a dataset's flat/ folder
-FLAT_ARRAYS = ("packed", "levw", "pos_start", "winner")
 
 
 class FlatData:
@@ -83,7 +83,7 @@ class FlatData:
     offsets, sizes: every group's registry offset and level count, registry
     order; registry: when loaded from a dataset (group names); min_features:
     the least n_features a model needs for these levels (the kernels index
-    unchecked).
+    unchecked); game, move: per position, or None.
     """
 
     def __init__(
@@ -95,6 +95,8 @@ class FlatData:
         pos_start: np.ndarray,
         winner: np.ndarray,
         registry: Registry | None = None,
+        game: np.ndarray | None = None,
+        move: np.ndarray | None = None,
     ) -> None:
         self.offsets = [int(o) for o in offsets]
         self.sizes = [int(s) for s in sizes]
@@ -106,6 +108,7 @@ class FlatData:
         self.pos_start = np.ascontiguousarray(pos_start, dtype=np.int64)
         self.winner = np.ascontiguousarray(winner, dtype=np.int64)
         self.registry = registry
+        self.game, self.move = game, move
         self.n_positions = len(self.winner)
         self.n_candidates = int(self.pos_start[-1])
         counts = np.diff(self.pos_start)
@@ -143,38 +146,11 @@ class FlatData:
     ) -> FlatData:
         """From one level array[C] per group (registry order), their offsets and sizes."""
         c = len(levels[0]) if len(levels) else int(pos_start[-1])
-        packed, levw = _empty_levels(c, sizes)
-        put = _putter(packed, levw, sizes)
+        packed, levw = empty_levels(c, sizes)
+        put = level_putter(packed, levw, sizes)
         for g, lv in enumerate(levels):
             put(g, slice(0, c), lv)
         return cls(packed, levw, offsets, sizes, pos_start, winner, registry)
-
-    @classmethod
-    def from_dataset(cls, ds: Dataset, progress: bool = False, cache: bool = True) -> FlatData:
-        """A dataset's positions, memory-mapped from its ``flat/`` folder, built there
-        first when missing (shard by shard: peak memory one shard). cache=False, or a
-        folder one cannot write, builds them in memory instead."""
-        folder = ds.path / "flat"
-        want = _flat_meta(ds)
-        arrays = _open_mapped(folder, want) if cache else None
-        if cache and arrays is None:
-            try:
-                _build_mapped(ds, folder, want, progress)
-            except OSError as e:
-                log.warning("cannot write %s (%s): the flat data stays in memory", folder, e)
-            arrays = _open_mapped(folder, want)
-        if arrays is None:
-            arrays = _allocate(ds, lambda name, dtype, shape: np.empty(shape, dtype=dtype))
-            _fill(ds, arrays, progress)
-        return cls(
-            arrays["packed"],
-            arrays["levw"],
-            ds.registry.offsets,
-            want["sizes"],
-            arrays["pos_start"],
-            arrays["winner"],
-            ds.registry,
-        )
 
     @classmethod
     def from_batches(cls, batches: Iterable[Batch], groups: Sequence[GroupSpan]) -> FlatData:
@@ -207,17 +183,13 @@ class FlatData:
         [B, M, G] global indices, and mask, bool [B, M] (gomove.train.rankers.fit
         wraps them into a Batch)."""
         positions = np.asarray(positions, dtype=np.int64)
-        counts = self.pos_start[positions + 1] - self.pos_start[positions]
+        start = self.pos_start[positions]
+        counts = self.pos_start[positions + 1] - start
         m = int(counts.max()) if len(positions) else 1
-        feat = np.zeros((len(positions), m, len(self.sizes)), dtype=np.int64)
         mask = np.arange(m)[None, :] < counts[:, None]
-        rows = np.concatenate(
-            [
-                np.arange(a, a + n, dtype=np.int64)
-                for a, n in zip(self.pos_start[positions], counts, strict=True)
-            ]
-            or [np.zeros(0, dtype=np.int64)]
-        )
+        # each real slot's candidate row: its position's start plus its column
+        rows = (start[:, None] + np.arange(m)[None, :])[mask]
+        feat = np.zeros((len(positions), m, len(self.sizes)), dtype=np.int64)
         for g, off in enumerate(self.offsets):
             lv = self.level(g, rows).astype(np.int64)
             feat[:, :, g][mask] = np.where(lv > 0, off + lv - 1, 0)
@@ -296,7 +268,7 @@ def _wide_layout(sizes: Sequence[int]) -> tuple[np.dtype, int]:
     return level_dtype(top), 1
 
 
-def _shapes(n_candidates: int, sizes: Sequence[int]) -> dict[str, tuple[np.dtype, tuple]]:
+def level_shapes(n_candidates: int, sizes: Sequence[int]) -> dict[str, tuple[np.dtype, tuple]]:
     """dtype and shape of packed and levw for groups of these sizes."""
     narrow, wide = _split(sizes)
     _, n_words = pack_fields([sizes[g] for g in narrow])
@@ -307,15 +279,15 @@ def _shapes(n_candidates: int, sizes: Sequence[int]) -> dict[str, tuple[np.dtype
     }
 
 
-def _empty_levels(n_candidates: int, sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def empty_levels(n_candidates: int, sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """packed (zeroed) and levw (uninitialized) for groups of these sizes."""
-    shapes = _shapes(n_candidates, sizes)
+    shapes = level_shapes(n_candidates, sizes)
     packed = np.zeros(shapes["packed"][1], dtype=shapes["packed"][0])
     levw = np.empty(shapes["levw"][1], dtype=shapes["levw"][0])
     return packed, levw
 
 
-def _putter(
+def level_putter(
     packed: np.ndarray, levw: np.ndarray, sizes: Sequence[int]
 ) -> Callable[[int, slice, np.ndarray], None]:
     """put(g, rows, levels): write group g's levels of candidates rows into packed or
@@ -341,78 +313,3 @@ def _putter(
             packed[rows, w] |= lv.astype(np.uint32) << np.uint32(shift)
 
     return put
-
-
-def _flat_meta(ds: Dataset) -> dict:
-    """What the flat/ folder of ds must hold to be reused."""
-    return {
-        "flat_version": FLAT_VERSION,
-        "sizes": [int(s) for s in ds.registry.sizes],
-        "n_candidates": int(ds.n_candidates),
-        "n_positions": int(ds.n_positions),
-        "shards": [p.name for p in ds.shards],
-    }
-
-
-def _allocate(ds: Dataset, make: Callable[[str, np.dtype, tuple], np.ndarray]) -> dict:
-    """The four arrays of ds's flat layout, each from make(name, dtype, shape)."""
-    shapes = _shapes(ds.n_candidates, [int(s) for s in ds.registry.sizes])
-    shapes["pos_start"] = (np.dtype(np.int64), (ds.n_positions + 1,))
-    shapes["winner"] = (np.dtype(np.int64), (ds.n_positions,))
-    arrays = {name: make(name, *shapes[name]) for name in FLAT_ARRAYS}
-    arrays["packed"][:] = 0
-    return arrays
-
-
-def _fill(ds: Dataset, arrays: dict, progress: bool) -> None:
-    """Read ds's shards one by one into the arrays of _allocate."""
-    reg = ds.registry
-    sizes = [int(s) for s in reg.sizes]
-    put = _putter(arrays["packed"], arrays["levw"], sizes)
-    starts, winners = arrays["pos_start"], arrays["winner"]
-    starts[0] = 0
-    c = p = 0
-    for i in tqdm(range(len(ds.shards)), desc="load shards", disable=not progress):
-        s = ds.load(i)
-        n, m = s.n_candidates, s.n_positions
-        if c + n > ds.n_candidates or p + m > ds.n_positions:
-            break
-        for g, name in enumerate(reg.group_names):
-            put(g, slice(c, c + n), s.columns[name])
-        starts[p + 1 : p + m + 1] = s.pos_start[1:] + c
-        winners[p : p + m] = s.winner
-        c, p = c + n, p + m
-    else:
-        if (c, p) == (ds.n_candidates, ds.n_positions):
-            return
-    raise ValueError(
-        f"{ds.path}: the shards do not hold the {ds.n_positions} positions / "
-        f"{ds.n_candidates} candidates dataset.json says"
-    )
-
-
-def _build_mapped(ds: Dataset, folder: Path, meta: dict, progress: bool) -> None:
-    """Write ds's flat arrays as .npy files in folder through memory maps, flat.json last."""
-    folder.mkdir(exist_ok=True)
-    (folder / "flat.json").unlink(missing_ok=True)
-
-    def make(name: str, dtype: np.dtype, shape: tuple) -> np.ndarray:
-        return np.lib.format.open_memmap(folder / f"{name}.npy", "w+", dtype, shape)
-
-    arrays = _allocate(ds, make)
-    _fill(ds, arrays, progress)
-    for a in arrays.values():
-        a.flush()
-    del arrays
-    atomic_write_json(folder / "flat.json", meta)
-
-
-def _open_mapped(folder: Path, meta: dict) -> dict[str, np.ndarray] | None:
-    """The arrays of FLAT_ARRAYS memory-mapped read-only from folder, or None when it
-    holds no finished arrays for meta."""
-    try:
-        if json.loads((folder / "flat.json").read_text()) != meta:
-            return None
-        return {n: np.load(folder / f"{n}.npy", mmap_mode="r") for n in FLAT_ARRAYS}
-    except (OSError, ValueError):
-        return None

@@ -1,45 +1,41 @@
-"""BatchLoader: padded Batches from a Dataset's shards, streamed shard by shard.
+"""BatchLoader: padded Batches cut from a dataset's flat layout.
 
-Every iteration walks the shards in order (or shuffled, seeded per epoch) and
-cuts each into batches of positions; only the shards being read are held in
-memory unless ``in_memory`` keeps them all (compact: ~3.5 KB per 19x19 position).
-Padding: M is the largest candidate count of the batch; padded candidates have
-every feature index 0 and mask False.
+Every iteration visits the positions in order (or in a permutation seeded per
+epoch) and pads each batch to its largest position: padded candidates have every
+feature index 0 and mask False. The layout is memory-mapped, so a loader holds
+only the batch it builds; the pages it reads stay in the page cache for the next
+epoch and for other processes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import torch
 
 from gomove.data.batch import Batch
 from gomove.data.dataset import Dataset
-from gomove.data.shards import Shard
-from gomove.features.registry import NONE_INDEX, feature_index
+from gomove.data.device import DeviceBatches, DeviceFlat
+from gomove.data.flat import FlatData
 
 
-def shard_batch(
-    shard: Shard, rows: np.ndarray, offsets: np.ndarray, groups: tuple[str, ...]
-) -> Batch:
-    """The positions rows of a shard as one padded Batch (CPU tensors)."""
-    start = shard.pos_start[rows]
-    n = shard.pos_start[rows + 1] - start
-    m = int(n.max()) if len(n) else 1
-    ar = np.arange(m)
-    valid = ar[None, :] < n[:, None]
-    idx = np.where(valid, start[:, None] + ar[None, :], 0)
-    feat = np.empty((len(rows), m, len(groups)), dtype=np.int64)
-    for g, name in enumerate(groups):
-        lev = shard.columns[name][idx].astype(np.int64)
-        feat[:, :, g] = np.where(valid & (lev > 0), feature_index(offsets[g], lev), NONE_INDEX)
+def flat_batch(flat: FlatData, positions: np.ndarray) -> Batch:
+    """The positions of flat as one padded Batch (CPU tensors): game and move from
+    flat, or, for data without them, each position's index as its game and move 0."""
+    positions = np.asarray(positions, dtype=np.int64)
+    feat, mask = flat.padded(positions)
+    if flat.game is None or flat.move is None:
+        game, move = positions.copy(), np.zeros(len(positions), dtype=np.int64)
+    else:
+        game = np.asarray(flat.game[positions], dtype=np.int64)
+        move = np.asarray(flat.move[positions], dtype=np.int64)
     return Batch(
         torch.from_numpy(feat),
-        torch.from_numpy(valid),
-        torch.from_numpy(shard.winner[rows].astype(np.int64)),
-        torch.from_numpy(shard.game[rows].astype(np.int64)),
-        torch.from_numpy(shard.move[rows].astype(np.int64)),
+        torch.from_numpy(mask),
+        torch.from_numpy(flat.winner[positions]),
+        torch.from_numpy(game),
+        torch.from_numpy(move),
     )
 
 
@@ -53,28 +49,16 @@ class BatchLoader:
         shuffle: bool = False,
         seed: int = 0,
         device: torch.device | str = "cpu",
-        in_memory: bool = False,
         max_positions: int | None = None,
     ):
         self.dataset = dataset
+        self.flat = dataset.flat()
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.seed = seed
         self.device = torch.device(device)
-        self.in_memory = in_memory
         self.max_positions = max_positions
         self.epoch = 0
-        self._cache: dict[int, Shard] = {}
-        self.groups = dataset.registry.group_names
-        self.offsets = dataset.registry.offsets
-
-    def _shard(self, i: int) -> Shard:
-        if i in self._cache:
-            return self._cache[i]
-        s = self.dataset.load(i)
-        if self.in_memory:
-            self._cache[i] = s
-        return s
 
     def __len__(self) -> int:
         n = self.dataset.n_positions
@@ -85,20 +69,21 @@ class BatchLoader:
     def __iter__(self) -> Iterator[Batch]:
         rng = np.random.default_rng([self.seed, self.epoch])
         self.epoch += 1
-        order = np.arange(len(self.dataset.shards))
+        order = np.arange(len(self), dtype=np.int64)
         if self.shuffle:
             rng.shuffle(order)
-        left = len(self)
-        for i in order:
-            if left <= 0:
-                return
-            shard = self._shard(int(i))
-            rows = np.arange(min(shard.n_positions, left))
-            left -= len(rows)
-            if self.shuffle:
-                rng.shuffle(rows)
-            for lo in range(0, len(rows), self.batch_size):
-                batch = shard_batch(
-                    shard, rows[lo : lo + self.batch_size], self.offsets, self.groups
-                )
-                yield batch.to(self.device) if self.device.type != "cpu" else batch
+        for lo in range(0, len(order), self.batch_size):
+            batch = flat_batch(self.flat, order[lo : lo + self.batch_size])
+            yield batch.to(self.device) if self.device.type != "cpu" else batch
+
+
+def scoring_batches(
+    dataset: Dataset, batch_size: int, device: torch.device | str = "cpu"
+) -> Iterable[Batch]:
+    """The dataset's positions in order as padded Batches for scoring on device: cut on
+    the host on the CPU (BatchLoader), on the device elsewhere (DeviceBatches: the
+    compact layout copied once, no batch crosses the bus)."""
+    device = torch.device(device)
+    if device.type == "cpu":
+        return BatchLoader(dataset, batch_size=batch_size)
+    return DeviceBatches(DeviceFlat(dataset.flat(), device), batch_size)

@@ -32,7 +32,6 @@ from gomove.board.board import BLACK, SIZE, copy_board, new_board, play
 from gomove.board.coords import loc_to_gtp, move_to_loc
 from gomove.board.replay import Rules, board_at, game_arrays, replay
 from gomove.data.dataset import build_dataset, harvest_cached
-from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
 from gomove.experiment.runs import History, launch, read_history
 from gomove.features.config import FeatureConfig
@@ -207,7 +206,7 @@ def bench_mm(
     for device in devices:
         rss0 = peak_rss_mb()
         t = time.perf_counter()
-        flat = FlatData.from_dataset(ds)
+        flat = ds.flat()
         engine = flat_mm(flat, device)
         load_s = time.perf_counter() - t
         for name, data in (("flat", engine), ("stream", BatchLoader(ds, batch_size=512))):
@@ -273,10 +272,10 @@ def bench_fbt(
     for engine, device in runs:
         if engine == "flat":
             t0 = time.perf_counter()
-            data = FlatData.from_dataset(ds)
+            data = ds.flat()
             load_s = time.perf_counter() - t0
         else:
-            data, load_s = BatchLoader(ds, batch_size=batch_size, in_memory=True), None
+            data, load_s = BatchLoader(ds, batch_size=batch_size), None
         for name, sample in (("fbt", 0), ("fbt", 10), ("fbt", 30), ("lfr", 0)):
             cfg = SGDConfig(name=name, k=k, sample=sample, epochs=1, batch_size=batch_size)
             # the epoch, not the start pass (row 0: it also reads the shards into memory)
@@ -314,7 +313,7 @@ def bench_rankers(path: str, n_games: int, cache_dir: str = "cache", min_count: 
     temperature calibration excluded. Target: the paper's ordering, BAR the faster
     of the Bayesian filters and LBR the slowest."""
     ds = bench_dataset(path, n_games, cache_dir, min_count)
-    data = FlatData.from_dataset(ds)
+    data = ds.flat()
     reg = ds.registry
     out, seconds = [], {}
     for name in ("pr", "bar", "lbr"):

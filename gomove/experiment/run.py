@@ -32,7 +32,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from gomove.atomic import atomic_save_npz
 from gomove.data.dataset import Dataset, build_dataset, default_workers, harvest_cached
-from gomove.data.loader import BatchLoader
+from gomove.data.loader import scoring_batches
 from gomove.data.sources import paths, read_config
 from gomove.evaluate.measures import evaluate, measures, score_positions, validator
 from gomove.evaluate.report import format_table, write_report
@@ -174,11 +174,10 @@ def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict
     reg = data.extractor.registry
     bs = cfg.data.batch_size
     train_data = spec.train_data(model_cfg, data.train, device, bs, progress)
-    # streamed from its shards at each validation (held, 500 games took ~0.4 GB for
-    # the whole training)
-    val_loader = BatchLoader(data.val, batch_size=bs) if data.val else None
+    # cut from the memory-mapped layout at each validation (no copy held)
+    val_loader = scoring_batches(data.val, bs, device) if data.val else None
     validate = validator(val_loader, device) if val_loader is not None else None
-    test_loader = BatchLoader(data.test, batch_size=bs)
+    test_loader = scoring_batches(data.test, bs, device)
 
     writer = SummaryWriter(str(out / "tb")) if world.main else None
     t0 = time.perf_counter()
@@ -271,7 +270,7 @@ def evaluate_checkpoint(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     radius = torch.from_numpy(ex.shape_radius())
     metrics = evaluate(
         model.log_probs,
-        BatchLoader(ds, batch_size=d.batch_size),
+        scoring_batches(ds, d.batch_size, device),
         shape_radius=radius,
         device=device,
     )

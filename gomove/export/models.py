@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from gomove.data.flat import FlatData
 from gomove.export.mm_format import log_gammas_of, read_gammas, write_competition, write_gammas
 from gomove.export.pachi import write_pachi
 from gomove.export.source import SourceError, extractor_of, load_run, training_dataset
@@ -28,7 +27,7 @@ from gomove.models.packed import write_packed
 def export_mm(source: str | Path, out: str | Path, progress: bool = False) -> dict[str, int]:
     """A dataset's (or a run's training dataset's) positions as mm's competition file."""
     ds = training_dataset(source, progress=progress)
-    data = FlatData.from_dataset(ds, progress=progress)
+    data = ds.flat()
     write_competition(out, data, ds.registry)
     return {
         "positions": data.n_positions,

@@ -17,11 +17,26 @@ too, replacing the interpolation). ``model=mm`` ignores both.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import MISSING
 
 from gomove.features.config import FeatureConfig
+
+if TYPE_CHECKING:  # the numba engines train without importing torch
+    import torch
+
+ENGINES = ("auto", "numba", "torch")
+
+
+def compiled_engine(engine: str, device: torch.device, what: str) -> bool:
+    """Whether ``engine`` (ENGINES) on device means the numba engine: "auto" picks it on
+    the CPU and torch elsewhere; "numba" off the CPU is refused (what: the setting)."""
+    if engine not in ENGINES:
+        raise ValueError(f"{what} must be one of {ENGINES}, not {engine!r}")
+    if engine == "numba" and device.type != "cpu":
+        raise ValueError(f"{what}=numba runs on the CPU only, not on {device}")
+    return engine == "numba" or (engine == "auto" and device.type == "cpu")
 
 
 @dataclass
@@ -40,7 +55,7 @@ class DataConfig:
     strict: bool = False
     superko: bool = True
     cache_dir: str = "cache"
-    shard_games: int = 100
+    shard_games: int = 100  # games a chunk of extraction: what a killed one resumes after
     batch_size: int = 512
     workers: int | None = None  # extraction processes (None: all cores)
 
@@ -52,8 +67,8 @@ class ModelConfig:
     name: the model, a key of gomove.train.specs.MODELS.
     seed: seeds the model's training (the yaml reads the top-level ``seed``).
     flat: train on the flat layout (gomove.data.flat.FlatData) with the model's
-        engine over it where it has one for the device (ModelSpec.flat_devices);
-        false, or another device: padded batches streamed from the shards.
+        engine over it (``engine`` where the model has one); false: padded batches
+        cut from that layout.
     """
 
     name: str = MISSING
@@ -88,9 +103,12 @@ class MMConfig(ModelConfig):
     seed: seeds torch at the start; MM itself is deterministic, so it only
         matters for data iterables that draw random numbers.
     flat: the flat layout and cached team strengths (~10 bytes per candidate,
-        ~10x faster than streaming the shards).
+        ~10x faster than padded batches).
     team_dtype: "float32" or "float64", the cached team strengths of the CPU
         engine (gomove.train.mm.compiled.NumbaMM); sums are float64 either way.
+    engine: the flat layout's engine: "auto" (numba on the CPU, torch elsewhere),
+        "numba" (gomove.train.mm.compiled, CPU only) or "torch"
+        (gomove.train.mm.tensor, any device: the CUDA path, checkable on the CPU).
     """
 
     name: str = "mm"
@@ -99,8 +117,11 @@ class MMConfig(ModelConfig):
     schedule: str = "cyclic"
     order: str = "size"
     team_dtype: str = "float32"
+    engine: str = "auto"
 
     def validate(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"model.engine must be one of {ENGINES}, not {self.engine!r}")
         if self.schedule not in MM_SCHEDULES:
             raise ValueError(f"schedule must be 'cyclic' or 'greedy', not {self.schedule!r}")
         if self.order not in MM_ORDERS:
@@ -133,8 +154,10 @@ class SGDConfig(ModelConfig):
     sample: 0 for the full gradient, S > 0 for the sampled gradient (fbt only).
     optimizer: "adam" or "sgd" (with ``momentum``, Nesterov when momentum > 0).
     seed: parameters, shuffling, sampling.
-    flat: the flat layout and the compiled engine (gomove.train.sgd.compiled.CompiledSGD,
-    CPU only; false, or CUDA: padded batches and torch).
+    flat: the flat layout (false: padded batches and torch.optim, any device).
+    engine: the flat layout's engine: "auto" (numba on the CPU, torch elsewhere),
+    "numba" (gomove.train.sgd.compiled, CPU only) or "torch" (gomove.train.sgd.tensor,
+    any device: the CUDA path, checkable on the CPU); both give the same model.
     """
 
     name: str = "fbt"
@@ -155,8 +178,11 @@ class SGDConfig(ModelConfig):
     sample: int = 0
     optimizer: str = "adam"
     momentum: float = 0.9
+    engine: str = "auto"
 
     def validate(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"model.engine must be one of {ENGINES}, not {self.engine!r}")
         if self.name not in ("fbt", "lfr"):
             raise ValueError(f"name must be 'fbt' or 'lfr', not {self.name!r}")
         if self.name == "lfr" and self.sample:

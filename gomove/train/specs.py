@@ -4,12 +4,13 @@ Terms:
 - spec: a ``ModelSpec``: the name (``cfg.model.name``, a checkpoint's
   ``model_name``), the schema of its config group (gomove.train.config,
   registered in Hydra's ConfigStore as ``base_<name>`` by ``register``), its
-  trainer (``fit``) and the devices on which it trains on the flat layout. The
+  trainer (``fit``). The
   model class comes from gomove.models.checkpoint.MODEL_CLASSES, the table that
   loading a model uses without importing any of this.
 - fit(cfg, data, ctx): train a model of the spec from data, gomove.data.flat.FlatData
-  (MM's compiled engine on the CPU and its tensor engine elsewhere, FBT/LFR's
-  compiled steps on the CPU) or a BatchLoader of padded batches (torch, any
+  (MM's and FBT/LFR's numba engines on the CPU and their torch engines elsewhere,
+  as ``model.engine`` says; the rankers' numba updates on the CPU) or a BatchLoader
+  of padded batches (torch, any
   device; the oracle the other engines are tested against); returns the model
   and one history row per iteration.
 
@@ -88,25 +89,16 @@ Fit = Callable[[Any, TrainData, TrainContext], tuple[MoveModel, History]]
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One model name: config schema, model class, trainer, engines (module docstring).
-
-    flat_devices: the device types whose engine over the flat layout the trainer has (None: every
-    device); with ``flat`` on elsewhere, padded batches.
-    """
+    """One model name: config schema, model class, trainer (module docstring)."""
 
     name: str
     config: type[ModelConfig]
     fit: Fit
-    flat_devices: tuple[str, ...] | None
 
     @property
     def model(self) -> type[MoveModel]:
         """The model class (gomove.models.checkpoint.MODEL_CLASSES, the one table of them)."""
         return model_class(self.name)
-
-    def trains_flat(self, cfg: ModelConfig, device: torch.device) -> bool:
-        """Whether a run of cfg on device trains on FlatData (else padded batches)."""
-        return cfg.flat and (self.flat_devices is None or device.type in self.flat_devices)
 
     def train_data(
         self,
@@ -116,26 +108,21 @@ class ModelSpec:
         batch_size: int,
         progress: bool = False,
     ) -> FlatData | BatchLoader:
-        """What ``fit`` trains on: ds in the flat layout (``trains_flat``), loaded once,
-        or padded batches of batch_size positions, the shards kept in memory."""
-        if self.trains_flat(cfg, device):
-            data = FlatData.from_dataset(ds, progress=progress)
-            log.info("training set in memory: %.2f GB", data.nbytes() / 1e9)
-            return data
+        """What ``fit`` trains on: ds in the flat layout (``cfg.flat``; every trainer has
+        engines over it on every device, the rankers' run on the CPU), or padded
+        batches of batch_size positions cut from it."""
         if cfg.flat:
-            log.info(
-                "model.flat: %s has no engine over the flat layout on %s; padded batches",
-                self.name,
-                device,
-            )
-        return BatchLoader(ds, batch_size=batch_size, in_memory=True)
+            data = ds.flat()
+            log.info("training set: %.2f GB, memory-mapped", data.nbytes() / 1e9)
+            return data
+        return BatchLoader(ds, batch_size=batch_size)
 
 
 def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
     """Coulom's MM (gomove.train.mm.fit) on the flat layout or on padded batches."""
     reg = ctx.registry
     if isinstance(data, FlatData):
-        engine: MMPasses = flat_mm(data, ctx.device, cfg.team_dtype)
+        engine: MMPasses = flat_mm(data, ctx.device, cfg.team_dtype, cfg.engine)
     else:
         engine = PaddedMM(data, ctx.device, reg.group_spans())
     return train_mm(
@@ -201,19 +188,19 @@ MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
         # Coulom 2007: one gamma per level, fitted by minorization-maximization
-        ModelSpec("mm", MMConfig, fit_mm, flat_devices=None),
+        ModelSpec("mm", MMConfig, fit_mm),
         # Xiao and Müller 2016: pairwise interactions of latent vectors, softmax loss, SGD
-        ModelSpec("fbt", SGDConfig, fit_sgd, flat_devices=("cpu",)),
+        ModelSpec("fbt", SGDConfig, fit_sgd),
         # Wistuba and Schmidt-Thieme 2013: the same score, pairwise loss (FBT's baseline)
-        ModelSpec("lfr", SGDConfig, fit_sgd, flat_devices=("cpu",)),
+        ModelSpec("lfr", SGDConfig, fit_sgd),
         # Wistuba et al. 2012, III: the comparison paper's rankers (numba updates on the
         # CPU whatever the device; PR also counts padded batches in tensor form)
         # probabilistic ranking: theta = wins / appearances
-        ModelSpec("pr", RankerConfig, fit_rankers, flat_devices=None),
+        ModelSpec("pr", RankerConfig, fit_rankers),
         # Bayesian Approximation Ranking: Weng and Lin's online update (Algorithm 1)
-        ModelSpec("bar", RankerConfig, fit_rankers, flat_devices=None),
+        ModelSpec("bar", RankerConfig, fit_rankers),
         # Loopy Bayesian Ranking: Stern et al.'s EP on pattern teams, filtered
-        ModelSpec("lbr", RankerConfig, fit_rankers, flat_devices=None),
+        ModelSpec("lbr", RankerConfig, fit_rankers),
     )
 }
 

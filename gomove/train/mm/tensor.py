@@ -1,11 +1,15 @@
 """MM passes over the flat layout on any device by torch ops, and the engine for a device.
 
-``TorchMM`` keeps log-strengths, float64[C], and the levels copied to the
-device (wide groups as int32, which torch indexes), and runs chunked torch
-ops; it shares the cache's bookkeeping with gomove.train.mm.compiled's
-``NumbaMM`` (the CPU engine, torch-free), and both return what
-gomove.train.mm.padded.collect_stats returns over the same positions.
-``flat_mm(data, device)`` picks the engine for a device.
+``TorchMM`` holds the data on the device as stored (gomove.data.device.DeviceFlat:
+packed words and wide levels, about 7 bytes a candidate) and one float64
+log-strength a candidate, 15 bytes in all: every training game fits an H100. It
+runs chunked torch ops, each chunk decoding the levels it reads; the statistics
+of a group are weighted bincounts (histograms over the group's levels, which
+CUDA keeps in shared memory for the small tactical groups instead of contending
+for a few global addresses). It shares the cache's bookkeeping with
+gomove.train.mm.compiled's ``NumbaMM`` (the CPU engine, torch-free), and both return
+what gomove.train.mm.padded.collect_stats returns over the same positions.
+``flat_mm(data, device, engine=...)`` picks the engine.
 """
 
 from __future__ import annotations
@@ -15,29 +19,28 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from gomove.data.device import DeviceFlat
 from gomove.data.flat import FlatData
+from gomove.train.config import compiled_engine
 from gomove.train.mm.cached import CachedMM
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.loop import PassStats
+
+CPU_CHUNK, CUDA_CHUNK = 65536, 262144  # positions a chunk
 
 
 class TorchMM(CachedMM):
     """MM passes by torch ops on ``device``, in chunks of ``chunk_positions`` positions."""
 
     def __init__(
-        self, data: FlatData, device: torch.device | str = "cpu", chunk_positions: int = 16384
+        self, data: FlatData, device: torch.device | str = "cpu", chunk_positions: int = CPU_CHUNK
     ) -> None:
         super().__init__(data)
         self.device = torch.device(device)
-        self.levels = [
-            torch.from_numpy(_indexable(data.level(g))).to(self.device)
-            for g in range(len(self.sizes))
-        ]
-        counts = np.diff(data.pos_start)
-        p = data.n_positions
-        self.pos = torch.from_numpy(np.repeat(np.arange(p, dtype=np.int32), counts)).to(self.device)
+        self.flat = DeviceFlat(data, self.device)
         self.win_flat_t = torch.from_numpy(self.win_flat).to(self.device)
-        starts = data.pos_start
+        starts, p = data.pos_start, data.n_positions
+        # (first candidate, end candidate, first position, end position) of each chunk
         self.chunks = [
             (
                 int(starts[lo]),
@@ -50,16 +53,21 @@ class TorchMM(CachedMM):
         self.log_team = torch.zeros(data.n_candidates, dtype=torch.float64, device=self.device)
 
     def nbytes(self) -> int:
-        """Memory of the engine's own tensors (the levels on the device included)."""
-        tensors = [*self.levels, self.pos, self.win_flat_t, self.log_team]
-        return sum(t.numel() * t.element_size() for t in tensors)
+        """Memory of the engine's tensors on the device (the data included)."""
+        own = [self.win_flat_t, self.log_team]
+        return self.flat.nbytes() + sum(t.numel() * t.element_size() for t in own)
+
+    def _segments(self, lo: int, hi: int, plo: int, phi: int) -> torch.Tensor:
+        """Each candidate of a chunk's position, counted from the chunk's first."""
+        counts = self.flat.pos_start[plo + 1 : phi + 1] - self.flat.pos_start[plo:phi]
+        return torch.repeat_interleave(torch.arange(phi - plo, device=self.device), counts)
 
     def advance(self, log_gamma: np.ndarray) -> None:
         """The cache brought to log_gamma, each change added chunk by chunk."""
         for g, delta in self._changes(log_gamma):
             d = torch.from_numpy(delta).to(self.device)
             for lo, hi, _, _ in self.chunks:
-                self.log_team[lo:hi] += d[self.levels[g][lo:hi].long()]
+                self.log_team[lo:hi] += d[self.flat.group_levels(g, slice(lo, hi))]
 
     def collect(self, log_gamma: np.ndarray, columns: Sequence[int]) -> PassStats:
         self.advance(log_gamma)
@@ -73,7 +81,7 @@ class TorchMM(CachedMM):
         with torch.no_grad():
             for lo, hi, plo, phi in self.chunks:
                 lt = self.log_team[lo:hi]
-                pos = (self.pos[lo:hi] - plo).long()
+                pos = self._segments(lo, hi, plo, phi)
                 shift = lt.max()
                 ex = torch.exp(lt - shift)
                 e = torch.zeros(phi - plo, dtype=torch.float64, device=self.device)
@@ -82,8 +90,9 @@ class TorchMM(CachedMM):
                 log_lik += (self.log_team[self.win_flat_t[plo:phi]] - log_e).sum()
                 p = torch.exp(lt - log_e[pos])  # P(candidate)
                 for g in columns:
-                    lev = self.levels[g][lo:hi].long()
-                    part[g].index_add_(0, lev, p * torch.exp(-tables[g][lev]))
+                    lev = self.flat.group_levels(g, slice(lo, hi))
+                    weights = p * torch.exp(-tables[g][lev])
+                    part[g] += torch.bincount(lev, weights, minlength=self.sizes[g] + 1)
         wins, denom = np.zeros(f), np.zeros(f)
         for g in columns:
             o, s = self.offsets[g], self.sizes[g]
@@ -93,16 +102,15 @@ class TorchMM(CachedMM):
 
 
 def flat_mm(
-    data: FlatData, device: torch.device | str = "cpu", team_dtype: str = "float32"
+    data: FlatData,
+    device: torch.device | str = "cpu",
+    team_dtype: str = "float32",
+    engine: str = "auto",
 ) -> NumbaMM | TorchMM:
-    """The MM engine over data for a device: compiled loops on the CPU (team strengths
-    of team_dtype), torch elsewhere."""
+    """The MM engine over data for a device: compiled loops (team strengths of
+    team_dtype) or torch, as engine says (config.compiled_engine)."""
     device = torch.device(device)
-    if device.type == "cpu":
+    if compiled_engine(engine, device, "model.engine"):
         return NumbaMM(data, team_dtype=team_dtype)
-    return TorchMM(data, device)
-
-
-def _indexable(levels: np.ndarray) -> np.ndarray:
-    """Torch indexes with uint8 or int32/int64 tensors, not uint16: widen those to int32."""
-    return levels.astype(np.int32) if levels.dtype == np.uint16 else levels
+    # a GPU takes larger chunks: fewer kernel launches, temporaries of ~0.5 GB each
+    return TorchMM(data, device, CUDA_CHUNK if device.type == "cuda" else CPU_CHUNK)

@@ -35,6 +35,7 @@ import torch
 
 from gomove.data.batch import Batch
 from gomove.data.flat import FlatData
+from gomove.data.loader import flat_batch
 from gomove.features.registry import GroupSpan
 from gomove.models.rankers import AdditiveRanking, GaussianRanking, WinRateRanking
 from gomove.train.config import RankerConfig
@@ -173,19 +174,6 @@ def calibration_batches(
         flat_batch(data, pos[i : i + CALIBRATION_BATCH])
         for i in range(0, len(pos), CALIBRATION_BATCH)
     ]
-
-
-def flat_batch(data: FlatData, positions: np.ndarray) -> Batch:
-    """Flat positions as one padded Batch of global indices (game: the position, move 0)."""
-    positions = np.asarray(positions, dtype=np.int64)
-    feat, mask = data.padded(positions)
-    return Batch(
-        torch.from_numpy(feat),
-        torch.from_numpy(mask),
-        torch.from_numpy(data.winner[positions].copy()),
-        torch.from_numpy(positions.copy()),
-        torch.zeros(len(positions), dtype=torch.long),
-    )
 
 
 def fit_ranker(

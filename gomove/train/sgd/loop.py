@@ -13,13 +13,15 @@ Terms:
   gomove.train.specs loads it): its level strengths become w (an mm model's
   log-gammas, an fbt/lfr model's w) and, from an fbt/lfr model of the same
   k, v too.
-- engine: the data decides. gomove.data.flat.FlatData (what the experiment
-  builds when ``flat`` is true, on the CPU) trains by compiled loops over the
-  flat candidates (gomove.train.sgd.compiled.CompiledSGD); a BatchLoader or a list of
-  Batches by torch over padded batches, on any device. Both minimize the same
-  objective with the same optimizer; the compiled engine computes in float64
-  and is several times faster, and there the sampled gradient's backward
-  costs O(S) per position instead of O(M).
+- engine: the data and ``engine`` decide. gomove.data.flat.FlatData (what the
+  experiment builds when ``flat`` is true) trains by compiled loops over the flat
+  candidates on the CPU (gomove.train.sgd.compiled.CompiledSGD, engine numba) or by
+  their torch twin on any device (gomove.train.sgd.tensor.TorchSGD, engine torch;
+  "auto": numba on the CPU, torch elsewhere), the same model to rounding; a
+  BatchLoader or a list of Batches by torch over padded batches and torch.optim,
+  on any device. All minimize the same objective with the same optimizer; the flat
+  engines compute in float64, and there the sampled gradient's backward costs O(S)
+  per position instead of O(M).
 
 Reproducible: the parameters, the shuffling and the sampling draw from
 generators seeded by ``seed``; the same config gives the same model on CPU.
@@ -52,15 +54,16 @@ from gomove.models.fbt import (
     lfr_loss,
     sampled_fbt_grad_loss,
 )
-from gomove.train.config import MMConfig, SGDConfig
-from gomove.train.mm.compiled import NumbaMM
+from gomove.train.config import MMConfig, SGDConfig, compiled_engine
 from gomove.train.mm.distributed import distributed_mm
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.loop import MMPasses
+from gomove.train.mm.tensor import flat_mm
 from gomove.train.monitor import Validate, report_row
 from gomove.train.resume import Resume
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.distributed import DistributedSGD
+from gomove.train.sgd.tensor import TorchSGD
 from gomove.train.world import World
 
 if TYPE_CHECKING:
@@ -114,7 +117,7 @@ def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> Iterable[Batch]:
     """Training batches for SGD (``positions_of`` counts their positions).
 
     A BatchLoader is re-made with cfg.batch_size, shuffle=True and cfg.seed
-    (positions shuffled within shards, shards in a random order, per epoch);
+    (a new permutation of the positions every epoch);
     any other iterable is taken as a fixed list of batches, visited in a seeded
     random order.
     """
@@ -125,7 +128,6 @@ def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> Iterable[Batch]:
             shuffle=True,
             seed=cfg.seed,
             device=data.device,
-            in_memory=data.in_memory,
             max_positions=data.max_positions,
         )
     return _Shuffled(list(data), cfg.seed)
@@ -214,20 +216,19 @@ def train_sgd(
     device = resolve_device(device)
     torch.manual_seed(cfg.seed)
     flat = isinstance(data, FlatData)
+    compiled = flat and compiled_engine(cfg.engine, device, "model.engine")
     world = world or World()
-    if world.distributed and not flat:
+    if world.distributed and not compiled:
         raise ValueError(
-            "several processes train fbt/lfr on the compiled engine: CPU, model.flat=true"
+            "several processes train fbt/lfr on the numba engine: CPU, model.flat=true"
         )
-    if flat and device.type != "cpu":
-        raise ValueError(f"the compiled engine runs on the CPU, not {device}: give padded batches")
     state = checkpoint.load() if checkpoint is not None else None
     init_cfg = cfg
     if state is not None:  # the saved parameters replace any init: no MM to run first
         init_cfg, init = replace(cfg, init="random", init_checkpoint=None), None
     init_data: Any = data
     if flat and init_cfg.init == "mm" and init is None:
-        init_data = distributed_mm(NumbaMM(data), world)
+        init_data = distributed_mm(flat_mm(data, device, engine=cfg.engine), world)
         groups = groups or data.group_spans()
     model = initial_model(init_cfg, n_features, init_data, device, groups, progress, init)
     del init_data
@@ -245,12 +246,14 @@ def train_sgd(
                  n_positions, cfg.lambda_w, cfg.lambda_v, cfg.batch_size)  # fmt: skip
     if not flat:
         batches = shuffled(data, cfg)
-    steps: CompiledSGD | _PaddedSteps
-    if flat:
+    steps: CompiledSGD | TorchSGD | _PaddedSteps
+    if compiled:
         if world.distributed:
             steps = DistributedSGD(model, data, cfg, world)
         else:
             steps = CompiledSGD(model, data, cfg)
+    elif flat:
+        steps = TorchSGD(model, data, cfg)
     else:
         steps = _PaddedSteps(model, batches, n_positions, cfg, device)
 
@@ -299,7 +302,7 @@ def train_sgd(
 def _save(
     checkpoint: Resume | None,
     model: FactorizationBT,
-    steps: CompiledSGD | _PaddedSteps,
+    steps: CompiledSGD | TorchSGD | _PaddedSteps,
     history: list[dict[str, Any]],
     seen: int,
 ) -> None:

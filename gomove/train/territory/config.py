@@ -8,11 +8,10 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
-from gomove.train.config import DataConfig
+from gomove.train.config import ENGINES, DataConfig
 
 METHODS = ("ml", "pl")
 CHAINS = ("persistent", "labels")
-ENGINES = ("auto", "numba", "torch")
 
 
 @dataclass

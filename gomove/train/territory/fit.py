@@ -36,6 +36,7 @@ from tqdm.auto import tqdm
 from gomove.models.territory import batched, sampler
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.models.territory.features import batch_features, geometry
+from gomove.train.config import compiled_engine
 from gomove.train.resume import Resume
 from gomove.train.territory.config import TerritoryConfig
 
@@ -137,9 +138,7 @@ def fit(
 ) -> list[dict[str, Any]]:
     """Train crf in place; returns the history, one dict per epoch (phase, loss)."""
     cfg.validate()
-    compiled = cfg.engine == "numba" or (cfg.engine == "auto" and device.type == "cpu")
-    if compiled and device.type != "cpu":
-        raise ValueError("territory.engine=numba runs on the CPU only (device=cpu)")
+    compiled = compiled_engine(cfg.engine, device, "territory.engine")
     crf.to(device)
     edges = torch.from_numpy(geometry(data.size).edges).to(device)
     opt = torch.optim.Adam(crf.parameters(), lr=cfg.lr)

@@ -1,0 +1,256 @@
+"""``gomove bench gpu``: the figures of a GPU machine, CUDA beside numba on its own cores.
+
+On the standard split (all training games of 2006-01..04 by default, the first
+1,000 games of 2006-06 as the test month), each phase one JSON row, appended to
+``--out`` as it ends so that a run cut short keeps what it measured:
+
+1. ``data``: harvest and extraction of the training and test games with every core
+   (the cache ``train.py data=tygem`` builds from the same settings), the disk they
+   take and the time to open them (the checksums read once);
+2. ``mm``: seconds of one MM iteration (the second: the first compiles and fills the
+   caches) with numba on the CPU and torch on CUDA, the engines' memory, and how far
+   apart their log-gammas are after the same two iterations;
+3. ``fbt``: one FBT k=10 epoch at batch 1,024 (the recipe of docs/results.md) on
+   CUDA, timed whole, and ``cpu_steps`` steps of the numba engine, timed and scaled
+   to the epoch's steps (the engine is serial: a whole epoch takes minutes on any
+   CPU); the two engines' parameters after the same first steps from the same start;
+   the test month's top-1 after ``fbt_epochs`` epochs on CUDA;
+4. ``score``: the test month's positions scored by that model on CUDA (padded
+   batches cut on the device) and a share of them on the CPU.
+
+Without CUDA the CUDA rows are skipped with a note, and the CPU rows still run;
+``device="cpu"`` runs the torch rows on the CPU instead (slowly): how the whole
+command is tried before a GPU machine is lent.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from hydra import compose, initialize_config_module
+
+from gomove.data.dataset import Dataset
+from gomove.data.loader import BatchLoader, scoring_batches
+from gomove.evaluate.measures import measures, score_positions
+from gomove.experiment.run import prepare_data
+from gomove.memory import peak_rss_mb
+from gomove.models.fbt import FactorizationBT
+from gomove.train.config import MMConfig, SGDConfig
+from gomove.train.mm.fit import train_mm
+from gomove.train.mm.tensor import flat_mm
+from gomove.train.sgd.compiled import CompiledSGD
+from gomove.train.sgd.loop import initial_model, train_sgd
+from gomove.train.sgd.tensor import TorchSGD
+from gomove.train.specs import register
+
+TRAIN_MONTHS = ("2006-01", "2006-02", "2006-03", "2006-04")
+TEST_MONTH = "2006-06"
+FBT = {"k": 10, "batch_size": 1024, "lambda_w": 1e-7, "lambda_v": 1e-6, "seed": 0}
+
+
+class Rows:
+    """The rows measured so far: printed and appended to a JSON-lines file as they come."""
+
+    def __init__(self, out: str | Path | None) -> None:
+        self.out = Path(out) if out else None
+        self.rows: list[dict] = []
+        if self.out:
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            self.out.write_text("")
+
+    def emit(self, row: dict[str, Any]) -> dict[str, Any]:
+        row = {"bench": "gpu", **row}
+        self.rows.append(row)
+        line = json.dumps(row)
+        print(line, flush=True)
+        if self.out:
+            with open(self.out, "a") as f:
+                f.write(line + "\n")
+        return row
+
+
+def _sync() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def _config(data_dir: Path, cache_dir: str, max_games: int | None, test_games: int):
+    months = ",".join(str(data_dir / f"tygem-9d-{m}.zip") for m in TRAIN_MONTHS)
+    overrides = [
+        "data=tygem",
+        f"data.train=[{months}]",
+        "data.val=null",
+        f"data.test={data_dir / f'tygem-9d-{TEST_MONTH}.zip'}",
+        f"data.max_games={'null' if max_games is None else max_games}",
+        f"data.max_test_games={test_games}",
+        f"data.cache_dir={cache_dir}",
+        "progress=false",
+    ]
+    register()
+    with initialize_config_module(config_module="gomove.configs", version_base="1.3"):
+        return compose("config", overrides)
+
+
+def bench_gpu(
+    data_dir: str | Path,
+    cache_dir: str = "cache",
+    max_games: int | None = None,
+    test_games: int = 1000,
+    cpu_steps: int = 100,
+    fbt_epochs: int = 1,
+    out: str | Path | None = None,
+    device: str | None = None,
+) -> list[dict]:
+    """The module docstring's rows; out: the JSON-lines file they go to; device: where
+    the torch rows run (default: CUDA when present, else none)."""
+    rows = Rows(out)
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else None
+    cuda = torch.device(device) if device else None
+    rows.emit({
+        "phase": "machine",
+        "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+        "torch_rows_on": str(cuda),
+        "torch": torch.__version__,
+        "cpu_threads": torch.get_num_threads(),
+    })  # fmt: skip
+    if cuda is None:
+        rows.emit({"phase": "note", "note": "no CUDA: the torch rows are skipped"})
+    cfg = _config(Path(data_dir).resolve(), cache_dir, max_games, test_games)
+    t0 = time.perf_counter()
+    data = prepare_data(cfg)
+    extract_s = time.perf_counter() - t0
+    train, test = data.train, data.test
+    t0 = time.perf_counter()
+    Dataset.open(train.path)  # every file's checksum read once
+    rows.emit({
+        "phase": "data", "games": train.n_games, "positions": train.n_positions,
+        "candidates": train.n_candidates, "test_positions": test.n_positions,
+        "seconds": round(extract_s, 1), "disk_gb": round(train.nbytes / 1e9, 3),
+        "bytes_per_candidate": round(train.nbytes / max(train.n_candidates, 1), 3),
+        "open_seconds": round(time.perf_counter() - t0, 2),
+    })  # fmt: skip
+    flat = train.flat()
+    _bench_mm(rows, flat, data.extractor.registry, cuda)
+    model = _bench_fbt(rows, flat, train, test, cuda, cpu_steps, fbt_epochs)
+    _bench_score(rows, model, test, cuda, data.extractor)
+    rows.emit({"phase": "memory", "peak_rss_mb": round(peak_rss_mb())})
+    return rows.rows
+
+
+def _bench_mm(rows: Rows, flat, reg, cuda: torch.device | None) -> None:
+    gammas = {}
+    for engine, device in [("numba", torch.device("cpu")), *([("torch", cuda)] if cuda else [])]:
+        t0 = time.perf_counter()
+        passes = flat_mm(flat, device, engine=engine)
+        _sync()
+        load_s = time.perf_counter() - t0
+        model, hist = train_mm(
+            passes, reg.n_features, reg.group_spans(), MMConfig(max_iters=2, tol=0),
+            device=device, progress=False,
+        )  # fmt: skip
+        gammas[engine] = model.log_gamma.detach().cpu().numpy()
+        rows.emit({
+            "phase": "mm", "engine": engine, "device": str(device),
+            "seconds_per_iter": round(float(hist[-1]["seconds"]), 3),
+            "first_iter_seconds": round(float(hist[1]["seconds"]), 3),
+            "load_seconds": round(load_s, 2), "engine_gb": round(passes.nbytes() / 1e9, 3),
+            "cuda_peak_gb": _cuda_peak(device),
+        })  # fmt: skip
+        del passes
+        _free()
+    if len(gammas) == 2:
+        diff = np.abs(gammas["torch"] - gammas["numba"]).max()
+        rows.emit({"phase": "mm_equal", "max_abs_log_gamma_diff": float(diff)})
+
+
+def _bench_fbt(rows: Rows, flat, train, test, cuda, cpu_steps: int, fbt_epochs: int):
+    """The FBT rows; returns the model scored next (CUDA's, else a CPU model of cpu_steps)."""
+    n_features = train.registry.n_features
+    cfg = SGDConfig(**FBT, epochs=1)
+    steps_per_epoch = -(-flat.n_positions // cfg.batch_size)
+    start = initial_model(cfg, n_features, [], torch.device("cpu"), progress=False)
+    numba_model = FactorizationBT.from_state_dict(start.state_dict())
+    engine = CompiledSGD(numba_model, flat, cfg)
+    batches = list(zip(range(cpu_steps + 1), engine, strict=False))
+    engine.step(batches[0][1], cfg.lr)  # compiles, warms the caches
+    t0 = time.perf_counter()
+    for _, pos in batches[1:]:
+        engine.step(pos, cfg.lr)
+    per_step = (time.perf_counter() - t0) / max(len(batches) - 1, 1)
+    rows.emit({
+        "phase": "fbt", "engine": "numba", "device": "cpu", "steps_timed": len(batches) - 1,
+        "seconds_per_step": round(per_step, 4),
+        "seconds_per_epoch_projected": round(per_step * steps_per_epoch, 1),
+    })  # fmt: skip
+    if cuda is None:
+        return numba_model
+    twin = FactorizationBT.from_state_dict(start.state_dict()).to(cuda)
+    tor = TorchSGD(twin, flat, cfg)
+    for _, pos in batches:  # the same first steps from the same start
+        tor.step(pos, cfg.lr)
+    w_diff = (twin.w.detach().cpu() - numba_model.w.detach()).abs().max()
+    v_diff = (twin.v.detach().cpu() - numba_model.v.detach()).abs().max()
+    rows.emit({
+        "phase": "fbt_equal", "steps": len(batches),
+        "max_abs_w_diff": float(w_diff), "max_abs_v_diff": float(v_diff),
+    })  # fmt: skip
+    del tor, twin, engine
+    _free()
+    cfg = SGDConfig(**FBT, epochs=fbt_epochs, engine="torch")
+    model, hist = train_sgd(flat, n_features, cfg, cuda, progress=False)
+    secs = [float(h["seconds"]) for h in hist[1:]]
+    top1 = _top1(model, test, cuda)
+    rows.emit({
+        "phase": "fbt", "engine": "torch", "device": str(cuda), "epochs": fbt_epochs,
+        "seconds_per_epoch": round(float(np.median(secs)), 2), "epoch_seconds": secs,
+        "test_top1": top1, "cuda_peak_gb": _cuda_peak(cuda),
+    })  # fmt: skip
+    return model
+
+
+def _top1(model, test, device) -> float:
+    records = score_positions(model.log_probs, scoring_batches(test, 1024, device)).arrays()
+    return round(measures(records, by_pattern_size=False)["top1"], 5)
+
+
+def _bench_score(rows: Rows, model, test, cuda, extractor) -> None:
+    radius = torch.from_numpy(extractor.shape_radius())
+    if cuda is not None and cuda.type != "cpu":
+        model = model.to(cuda)
+        batches = scoring_batches(test, 1024, cuda)
+        score_positions(model.log_probs, batches, shape_radius=radius, device=cuda)  # warm
+        _sync()
+        t0 = time.perf_counter()
+        records = score_positions(model.log_probs, batches, shape_radius=radius, device=cuda)
+        _sync()
+        sec = time.perf_counter() - t0
+        n = len(records.arrays()["rank"])
+        rows.emit({"phase": "score", "device": str(cuda), "positions": n,
+                   "seconds": round(sec, 2), "positions_per_s": round(n / sec)})  # fmt: skip
+    cpu_model = model.to("cpu")
+    share = min(test.n_positions, 20_000)
+    t0 = time.perf_counter()
+    loader = BatchLoader(test, batch_size=1024, max_positions=share)
+    score_positions(cpu_model.log_probs, loader, shape_radius=radius, device="cpu")
+    sec = time.perf_counter() - t0
+    rows.emit({"phase": "score", "device": "cpu", "positions": share, "seconds": round(sec, 2),
+               "positions_per_s": round(share / sec),
+               "seconds_projected": round(sec * test.n_positions / share, 1)})  # fmt: skip
+
+
+def _cuda_peak(device: torch.device) -> float | None:
+    if device.type != "cuda":
+        return None
+    return round(torch.cuda.max_memory_allocated(device) / 1e9, 2)
+
+
+def _free() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()

@@ -1,0 +1,235 @@
+"""FBT / LFR training over the flat layout by torch ops on any device: TorchSGD.
+
+The twin of gomove.train.sgd.compiled.CompiledSGD (the numba engine of the CPU), step
+for step: the same epoch order and sampled-gradient draws (the same seeded numpy
+generators), the same objective, the same float64 table and gradient, the same
+optimizer arithmetic (float64, stored in the parameters' and moments' dtype), so
+that both give the same model to rounding. On CUDA it is the engine; on the CPU it
+is what the tests check against CompiledSGD (``model.engine=torch``).
+
+A step on a mini-batch of positions (gomove.data.device.DeviceFlat holds the data
+on the device, compact):
+- gather: the batch's candidate rows and their global feature indices [R, G];
+- team sums s = sum of the members' table rows [R, 1 + k] (embedding_bag), the
+  strengths E = s_0 + 1/2 ||s_1..k||^2;
+- segment softmax per position (scatter max, exp, index_add);
+- the table's gradient by autograd through those ops: FULL (-log P(expert)), LFR
+  (the pairwise loss); SAMPLED: the poster's estimate, its coefficients c(m) drawn
+  as CompiledSGD draws them (inverse CDF of the running sums, searchsorted) and
+  backpropagated as the surrogate sum c(m) E_m;
+- chain rule to w and v, the L2 term, Adam or SGD (gomove.train.sgd.kernels'
+  update_params, in torch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from gomove.data.device import DeviceFlat
+from gomove.data.flat import FlatData
+from gomove.models.fbt import FactorizationBT
+from gomove.train.config import SGDConfig, auto_batch_size
+
+FULL, SAMPLED, LFR = "full", "sampled", "lfr"
+
+
+class TorchSGD:
+    """SGD of a FactorizationBT over FlatData on the model's device (module docstring).
+
+    The interface of CompiledSGD: iterating gives an epoch of position ids;
+    ``step(pos, lr)`` and ``measure(pos)`` return (objective, sum of log P(expert
+    move), positions); state_dict / load_state_dict continue a run.
+    """
+
+    def __init__(self, model: FactorizationBT, data: FlatData, cfg: SGDConfig) -> None:
+        if model.n_features < data.min_features:
+            raise ValueError(
+                f"the data index {data.min_features} features, the model has {model.n_features}"
+            )
+        if cfg.batch_size is None:  # as train_sgd resolves it
+            cfg = replace(cfg, batch_size=auto_batch_size(data.n_positions))
+        self.model, self.cfg = model, cfg
+        self.device = model.w.device
+        self.flat = DeviceFlat(data, self.device)
+        self.n_positions = data.n_positions
+        if cfg.name == "lfr":
+            self.mode = LFR
+        else:
+            self.mode = SAMPLED if cfg.sample else FULL
+        self.n_samples = cfg.sample if self.mode == SAMPLED else 0
+        self.order_rng = np.random.default_rng([cfg.seed, 0])
+        self.sample_rng = np.random.default_rng([cfg.seed, 1])
+        w, v = model.w.detach(), model.v.detach()
+        self.state = [torch.zeros_like(a) for a in (w, w, v, v)]  # Adam's moments / SGD's buffers
+        self.n_steps = 0
+        self._l2: tuple[int, float] | None = None
+        self.table = self._table()
+
+    def _table(self) -> torch.Tensor:
+        """float64[F, 1 + k]: (w - ||v||^2 / 2, v), row 0 zero (kernels.fill_table)."""
+        w = self.model.w.detach().to(torch.float64)
+        v = self.model.v.detach().to(torch.float64)
+        table = torch.cat([(w - 0.5 * (v * v).sum(1)).unsqueeze(1), v], 1)
+        table[0] = 0.0
+        return table
+
+    def state_dict(self) -> dict[str, Any]:
+        """CompiledSGD's: the optimizer's moments and step count, both generators."""
+        return {
+            "moments": [a.cpu().numpy().copy() for a in self.state],
+            "n_steps": self.n_steps,
+            "order_rng": self.order_rng.bit_generator.state,
+            "sample_rng": self.sample_rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for a, saved in zip(self.state, state["moments"], strict=True):
+            a.copy_(torch.as_tensor(saved))
+        self.n_steps = state["n_steps"]
+        self.order_rng.bit_generator.state = state["order_rng"]
+        self.sample_rng.bit_generator.state = state["sample_rng"]
+        self.table = self._table()
+        self._l2 = None
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        order = self.order_rng.permutation(self.n_positions)
+        b = self.cfg.batch_size
+        for lo in range(0, len(order), b):
+            yield order[lo : lo + b]
+
+    def loss_grad(
+        self, pos: np.ndarray, unif: np.ndarray | None = None, backward: bool = True
+    ) -> tuple[float, float, torch.Tensor | None]:
+        """(sum of log P(expert move), sum of the loss, the gradient of the mean loss
+        w.r.t. the table or None): kernels.batch_grad's quantities."""
+        n = len(pos)
+        if n == 0:
+            return 0.0, 0.0, torch.zeros_like(self.table) if backward else None
+        dev = self.device
+        positions = torch.as_tensor(np.asarray(pos, dtype=np.int64), device=dev)
+        rows, seg, first = self.flat.rows(positions)
+        counts = self.flat.pos_start[positions + 1] - self.flat.pos_start[positions]
+        win = first + self.flat.winner[positions]  # the experts' indices in rows
+        table = self.table.clone().requires_grad_(backward)
+        with torch.set_grad_enabled(backward):
+            s = F.embedding_bag(self.flat.indices(rows), table, mode="sum")
+            e = s[:, 0] + 0.5 * (s[:, 1:] * s[:, 1:]).sum(1)
+            e_d = e.detach()
+            top = torch.full((n,), -torch.inf, dtype=e.dtype, device=dev)
+            top = top.scatter_reduce(0, seg, e_d, "amax", include_self=True)
+            x = torch.exp(e - top[seg])
+            z = torch.zeros(n, dtype=e.dtype, device=dev).index_add(0, seg, x)
+            ll = e[win] - top - torch.log(z)
+            if self.mode == LFR:
+                loss = self._lfr_loss(e, seg, win, counts, n)
+            else:
+                loss = -ll.sum()
+            if not backward:
+                return float(ll.sum()), float(loss), None
+            if self.mode == SAMPLED:
+                if unif is None:
+                    unif = self.sample_rng.random((n, self.n_samples))
+                coef = self._sampled_coef(x.detach(), seg, first, counts, win, unif)
+                surrogate = (coef * e).sum()
+            else:
+                surrogate = loss / n
+            (grad,) = torch.autograd.grad(surrogate, table)
+        return float(ll.detach().sum()), float(loss.detach()), grad
+
+    def _lfr_loss(self, e, seg, win, counts, n) -> torch.Tensor:
+        """Sum over positions of the mean over the other candidates o of
+        softplus(E_o - E_winner); 0 for a position with one candidate."""
+        d = F.softplus(e - e[win][seg])
+        others = (counts - 1).to(e.dtype)
+        d = torch.where(torch.arange(len(e), device=e.device) == win[seg], 0.0, d)
+        per = torch.zeros(n, dtype=e.dtype, device=e.device).index_add(0, seg, d)
+        return torch.where(counts > 1, per / others.clamp(min=1), 0.0).sum()
+
+    def _sampled_coef(self, x, seg, first, counts, win, unif: np.ndarray) -> torch.Tensor:
+        """c(m) of every row: 1 / (S B) per draw of m from P (the first m whose running
+        sum exceeds u z, as batch_grad draws), -1 / B at the expert."""
+        n, dev = len(counts), x.device
+        m = int(counts.max())
+        col = torch.arange(len(x), device=dev) - first[seg]
+        padded = torch.full((n, m), torch.inf, dtype=x.dtype, device=dev)
+        padded[seg, col] = x
+        run = torch.cumsum(padded, 1)  # the running sums; inf past each position's end
+        z = run[torch.arange(n, device=dev), counts - 1]
+        u = torch.as_tensor(np.sort(unif, axis=1), dtype=x.dtype, device=dev)
+        pick = torch.searchsorted(run.contiguous(), (u * z[:, None]).contiguous(), right=True)
+        pick = torch.minimum(pick, (counts - 1)[:, None])
+        coef = torch.zeros(len(x), dtype=x.dtype, device=dev)
+        draws = (first[:, None] + pick).reshape(-1)
+        coef.index_add_(0, draws, torch.full_like(draws, 1, dtype=x.dtype) / (u.shape[1] * n))
+        coef.index_add_(0, win, torch.full((n,), -1.0 / n, dtype=x.dtype, device=dev))
+        return coef
+
+    def l2(self) -> float:
+        w = self.model.w.detach()[1:].to(torch.float64)
+        v = self.model.v.detach()[1:].to(torch.float64)
+        return float(0.5 * (self.cfg.lambda_w * (w * w).sum() + self.cfg.lambda_v * (v * v).sum()))
+
+    def measure(self, pos: np.ndarray) -> tuple[float, float, int]:
+        ll, loss, _ = self.loss_grad(pos, backward=False)
+        if self._l2 is None or self._l2[0] != self.n_steps:
+            self._l2 = (self.n_steps, self.l2())
+        return loss / max(len(pos), 1) + self._l2[1], ll, len(pos)
+
+    def step(self, pos: np.ndarray, lr: float, unif: np.ndarray | None = None):
+        """One optimizer step on the mini-batch pos at learning rate lr."""
+        ll, loss, grad = self.loss_grad(pos, unif)
+        self.n_steps += 1
+        l2 = self._update(grad, lr)
+        return loss / max(len(pos), 1) + l2, ll, len(pos)
+
+    @torch.no_grad()
+    def _update(self, grad: torch.Tensor, lr: float) -> float:
+        """kernels.update_params: the parameters' gradients (chain rule through the
+        table, L2, row 0 none), one Adam or SGD step, the table refreshed; returns the
+        L2 term before the step."""
+        cfg = self.cfg
+        w, v = self.model.w, self.model.v
+        w64, v64 = w.to(torch.float64), v.to(torch.float64)
+        g0 = grad[:, 0]
+        gw = g0 + cfg.lambda_w * w64
+        gv = grad[:, 1:] - g0[:, None] * v64 + cfg.lambda_v * v64
+        gw[0], gv[0] = 0.0, 0.0
+        l2 = 0.5 * (
+            cfg.lambda_w * float((w64[1:] * w64[1:]).sum())
+            + cfg.lambda_v * float((v64[1:] * v64[1:]).sum())
+        )
+        a_w, b_w, a_v, b_v = self.state
+        if cfg.optimizer == "adam":
+            _adam(w, w64, gw, a_w, b_w, lr, self.n_steps)
+            _adam(v, v64, gv, a_v, b_v, lr, self.n_steps)
+        else:
+            _sgd(w, w64, gw, a_w, lr, cfg.momentum, self.n_steps)
+            _sgd(v, v64, gv, a_v, lr, cfg.momentum, self.n_steps)
+        self.table = self._table()
+        return l2
+
+
+def _adam(p, p64, g, m, s, lr: float, step: int, b1=0.9, b2=0.999, eps=1e-8) -> None:
+    """kernels._adam (torch.optim.Adam's update) in float64, stored in p's, m's, s's dtype."""
+    mi = m.to(torch.float64)
+    mi = mi + (1.0 - b1) * (g - mi)
+    si = b2 * s.to(torch.float64) + (1.0 - b2) * g * g
+    m.copy_(mi)
+    s.copy_(si)
+    bc1 = 1.0 - b1**step
+    bc2_sqrt = (1.0 - b2**step) ** 0.5
+    p.copy_(p64 - lr / bc1 * mi / (torch.sqrt(si) / bc2_sqrt + eps))
+
+
+def _sgd(p, p64, g, buf, lr: float, momentum: float, step: int) -> None:
+    """kernels._sgd: Nesterov momentum (the buffer read back as stored), or plain SGD."""
+    if momentum > 0.0:
+        buf.copy_(g if step == 1 else momentum * buf.to(torch.float64) + g)
+        g = g + momentum * buf.to(torch.float64)
+    p.copy_(p64 - lr * g)

@@ -18,6 +18,10 @@ On the standard split (all training games of 2006-01..04 by default, the first
 4. ``score``: the test month's positions scored by that model on CUDA (padded
    batches cut on the device) and a share of them on the CPU.
 
+``profile``: then torch.profiler over one MM iteration and 200 FBT steps of the torch
+engines, the top operators by device time and the kernel launches written to
+``profile.txt`` beside ``out`` (where to look next when a target is missed).
+
 Without CUDA the CUDA rows are skipped with a note, and the CPU rows still run;
 ``device="cpu"`` runs the torch rows on the CPU instead (slowly): how the whole
 command is tried before a GPU machine is lent.
@@ -33,6 +37,8 @@ from typing import Any
 import numpy as np
 import torch
 from hydra import compose, initialize_config_module
+from torch.profiler import ProfilerActivity
+from torch.profiler import profile as torch_profile
 
 from gomove.data.dataset import Dataset
 from gomove.data.loader import BatchLoader, scoring_batches
@@ -105,6 +111,7 @@ def bench_gpu(
     fbt_epochs: int = 1,
     out: str | Path | None = None,
     device: str | None = None,
+    profile: bool = False,
 ) -> list[dict]:
     """The module docstring's rows; out: the JSON-lines file they go to; device: where
     the torch rows run (default: CUDA when present, else none)."""
@@ -115,7 +122,7 @@ def bench_gpu(
     rows.emit({
         "phase": "machine",
         "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
-        "torch_rows_on": str(cuda),
+        "torch_rows_on": str(cuda) if cuda else None,
         "torch": torch.__version__,
         "cpu_threads": torch.get_num_threads(),
     })  # fmt: skip
@@ -140,6 +147,9 @@ def bench_gpu(
     model = _bench_fbt(rows, flat, train, test, cuda, cpu_steps, fbt_epochs)
     _bench_score(rows, model, test, cuda, data.extractor)
     rows.emit({"phase": "memory", "peak_rss_mb": round(peak_rss_mb())})
+    if profile and cuda is not None:
+        where = rows.out.with_name("profile.txt") if rows.out else Path("profile.txt")
+        _profile(flat, data.extractor.registry, cuda, where)
     return rows.rows
 
 
@@ -254,3 +264,37 @@ def _free() -> None:
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
+
+
+def _profile(flat, reg, device: torch.device, path: Path) -> None:
+    """torch.profiler over one MM iteration and 200 FBT steps of the torch engines on
+    device: the top operators by device time, and the kernel launches, into path."""
+    passes = flat_mm(flat, device, engine="torch")
+    groups, cfg = reg.group_spans(), MMConfig(max_iters=1, tol=0)
+    train_mm(passes, reg.n_features, groups, cfg, device=device, progress=False)  # warm
+    sgd_cfg = SGDConfig(**FBT, epochs=1, engine="torch")
+    model = initial_model(sgd_cfg, reg.n_features, [], device, progress=False)
+    steps = TorchSGD(model, flat, sgd_cfg)
+    batches = [pos for _, pos in zip(range(200), steps, strict=False)]
+    steps.step(batches[0], sgd_cfg.lr)  # warm
+    jobs = {
+        "mm, 1 iteration": lambda: train_mm(
+            passes, reg.n_features, groups, cfg, device=device, progress=False
+        ),
+        "fbt torch, 200 steps": lambda: [steps.step(pos, sgd_cfg.lr) for pos in batches],
+    }
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    sort = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    lines = []
+    for name, job in jobs.items():
+        with torch_profile(activities=activities) as prof:
+            t0 = time.perf_counter()
+            job()
+            _sync()
+            wall = time.perf_counter() - t0
+        events = prof.key_averages()
+        launches = sum(e.count for e in events if e.key == "cudaLaunchKernel")
+        lines += [f"== {name}: {wall:.2f} s wall, {launches} kernel launches",
+                  events.table(sort_by=sort, row_limit=15)]  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+    print(f"profile: {path}", flush=True)

@@ -1,6 +1,9 @@
 """Shape patterns (gomove/features/patterns.py): the nested templates, the
 canonical hashes (symmetry and colour-swap invariant, equal to the oracle in
-tests/reference.py) and the open-addressing lookup table."""
+tests/reference.py), the open-addressing lookup table, and the hierarchy: every
+harvested pattern's parent, whose walk from a point's largest match gives its match at
+every radius (checked against matching each radius directly, on hand-drawn and real
+positions, under the 8 symmetries and both colours)."""
 
 from __future__ import annotations
 
@@ -10,17 +13,24 @@ import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gomove.board.board import BLACK, EMPTY, WHITE, Board, new_board
+from gomove.board.board import BLACK, EMPTY, SIZE, WHITE, Board, new_board
 from gomove.board.coords import to_loc
+from gomove.board.replay import board_at
+from gomove.features.config import FeatureConfig
+from gomove.features.harvest import PatternTable, harvest
 from gomove.features.patterns import (
     MAX_RADIUS,
     build_table,
     distance,
     make_templates,
+    match_chain,
     match_largest,
     pattern_hashes,
+    pattern_states,
     table_get,
 )
+from gomove.reading.games import ReadConfig, iter_games
+from gomove.samples import sample_path
 
 T = make_templates()
 RADII = T.radii
@@ -289,3 +299,105 @@ def test_match_largest_takes_the_largest_radius():
     assert match_largest(h[1:2], tkeys, tvals) == 0
     none_keys, none_vals = build_table(np.array([99], dtype=np.uint64))
     assert match_largest(h, none_keys, none_vals) == 0
+
+
+# --- the hierarchy -------------------------------------------------------------------
+
+
+def chain_of(h: np.ndarray, tkeys, tvals, parents) -> list[int]:
+    """The walk up the parents from the largest match (patterns.match_chain)."""
+    out = np.zeros(len(RADII), dtype=np.int64)
+    n = match_chain(match_largest(h, tkeys, tvals), parents, out)
+    return [int(v) for v in out[:n]]
+
+
+def every_radius(h: np.ndarray, tkeys, tvals) -> list[int]:
+    """The reference: every radius matched directly, largest first."""
+    levels = [table_get(tkeys, tvals, np.uint64(x)) for x in h[::-1]]
+    return [int(v) for v in levels if v > 0]
+
+
+def test_parents_skip_radii_not_harvested():
+    """A hand-drawn point whose patterns of radius 3, 5 and 7 are harvested (4 and 6 not):
+    7's parent is 5, 5's is 3; the chain is the same under every symmetry of the board
+    and with the colours swapped (the other side to move)."""
+    grid = [[EMPTY] * 9 for _ in range(9)]
+    for r, c, v in ((3, 3, BLACK), (6, 2, WHITE), (4, 6, BLACK), (2, 5, WHITE), (5, 5, WHITE)):
+        grid[r][c] = v
+    states = np.zeros(len(T.dx), dtype=np.uint8)
+    pattern_states(board_of(grid), to_loc(4, 4, 9), WHITE, T.dx, T.dy, states)
+    h = hashes(grid, 4, 4, WHITE)
+    kept = [RADII.index(r) for r in (3, 5, 7)]
+    stones = np.stack([np.where(np.arange(len(T.dx)) < T.ends[k], states, 0) for k in kept])
+    table = PatternTable(
+        np.array([h[k] for k in kept], dtype=np.uint64), np.array([3, 5, 7]),
+        np.ones(3, dtype=np.int64), 3, MAX_RADIUS, 1, stones.astype(np.uint8),
+    )  # fmt: skip
+    np.testing.assert_array_equal(table.parents, [0, 1, 2])
+    tkeys, tvals = table.lookup()
+    for sym in board_symmetries(9):
+        for g, player in (
+            (transformed(grid, sym), WHITE),
+            (swapped(transformed(grid, sym)), BLACK),
+        ):
+            hh = np.array(hashes(g, *sym(4, 4), player), dtype=np.uint64)
+            assert chain_of(hh, tkeys, tvals, table.parents) == [3, 2, 1]
+
+
+@pytest.fixture(scope="module")
+def real_table() -> PatternTable:
+    games = list(iter_games(sample_path("gnugo-train"), ReadConfig(max_games=60)))
+    cfg = FeatureConfig(min_count=2, bloom_bits=1 << 18)
+    return harvest(games, cfg, workers=1, progress=False)
+
+
+def test_chains_equal_every_radius_on_real_games(real_table):
+    """On real positions, every empty point's chain of parents from its largest match is
+    the list of its matches at every radius (each looked up directly)."""
+    table = real_table
+    assert len(set(table.radius.tolist())) >= 4  # the hierarchy has depth here
+    tkeys, tvals = table.lookup()
+    games = list(iter_games(sample_path("gnugo-train"), ReadConfig(max_games=6)))
+    checked = deep = 0
+    for game in games:
+        for move in range(1, len(game.moves), 9):
+            board, color = board_at(game, move)
+            size = int(board.info[SIZE])
+            for row in range(size):
+                for col in range(size):
+                    loc = to_loc(row, col, size)
+                    if board.color[loc] != EMPTY:
+                        continue
+                    h = np.zeros(len(RADII), dtype=np.uint64)
+                    pattern_hashes(board, loc, color, T.dx, T.dy, T.ends, T.perm, T.keys, h)
+                    want = every_radius(h, tkeys, tvals)
+                    assert chain_of(h, tkeys, tvals, table.parents) == want
+                    checked += 1
+                    deep += len(want) >= 3
+    assert checked > 1000 and deep > 50
+
+
+def test_real_chains_under_symmetries_and_colours(real_table):
+    """The chain at a point of a real position is the same at its image under the 8
+    symmetries, and with the colours swapped and the other side to move."""
+    tkeys, tvals = real_table.lookup()
+    game = next(iter(iter_games(sample_path("gnugo-train"), ReadConfig(max_games=1))))
+    board, color = board_at(game, 12)
+    size = int(board.info[SIZE])
+    grid = [[int(board.color[to_loc(r, c, size)]) for c in range(size)] for r in range(size)]
+    other = WHITE if color == BLACK else BLACK
+    seen = 0
+    for row, col in ((2, 3), (3, 3), (4, 2), (size // 2, size // 2), (0, 0), (2, size - 3)):
+        if grid[row][col] != EMPTY:
+            continue
+        want = chain_of(np.array(hashes(grid, row, col, color), np.uint64), tkeys, tvals,
+                        real_table.parents)  # fmt: skip
+        seen += bool(want)
+        for sym in board_symmetries(size):
+            for g, player in (
+                (transformed(grid, sym), color),
+                (swapped(transformed(grid, sym)), other),
+            ):
+                hh = np.array(hashes(g, *sym(row, col), player), dtype=np.uint64)
+                assert chain_of(hh, tkeys, tvals, real_table.parents) == want
+    assert seen

@@ -257,17 +257,19 @@ def bench_fbt(
     engines: tuple[str, ...] = ("flat", "padded"),
 ) -> list[dict]:
     """FBT training speed, positions (and candidates) per second over one SGD epoch:
-    full gradient, sampled (S = 10, 30) and LFR, on the compiled engine (CPU,
-    gomove.train.sgd.compiled) and the padded torch path (CPU, and CUDA when
-    present). The epoch's time excludes loading and the untimed first pass.
+    full gradient, sampled (S = 10, 30) and LFR, over the flat layout (numba on the CPU,
+    gomove.train.sgd.compiled; torch on CUDA when present, gomove.train.sgd.tensor) and
+    the padded torch path (CPU, and CUDA when present). The epoch's time excludes
+    loading and the untimed first pass.
     batch_size: positions per step (None: the auto batch of the data's positions,
     gomove.train.config.auto_batch_size, as a default run takes)."""
 
     ds = bench_dataset(path, n_games, cache_dir, min_count)
     batch_size = batch_size or auto_batch_size(ds.n_positions)
-    runs = [("flat", "cpu")] if "flat" in engines else []
+    cuda = ["cuda"] if torch.cuda.is_available() else []
+    runs = [("flat", d) for d in ["cpu", *cuda]] if "flat" in engines else []
     if "padded" in engines:
-        runs += [("padded", "cpu")] + ([("padded", "cuda")] if torch.cuda.is_available() else [])
+        runs += [("padded", d) for d in ["cpu", *cuda]]
     out = []
     for engine, device in runs:
         if engine == "flat":
@@ -278,7 +280,7 @@ def bench_fbt(
             data, load_s = BatchLoader(ds, batch_size=batch_size), None
         for name, sample in (("fbt", 0), ("fbt", 10), ("fbt", 30), ("lfr", 0)):
             cfg = SGDConfig(name=name, k=k, sample=sample, epochs=1, batch_size=batch_size)
-            # the epoch, not the start pass (row 0: it also reads the shards into memory)
+            # the epoch, not the start pass (row 0: it also brings the pages into memory)
             _, hist = train_sgd(data, ds.registry.n_features, cfg, device=device, progress=False)
             sec = History(hist).seconds()[0]
             out.append(

@@ -29,6 +29,7 @@ import logging
 import multiprocessing as mp
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +40,7 @@ from tqdm import tqdm
 from gomove.atomic import atomic_save_npz
 from gomove.board.replay import game_arrays, replay, start_board
 from gomove.features.config import FeatureConfig
-from gomove.features.patterns import Templates, build_table, make_templates
+from gomove.features.patterns import Templates, build_table, make_templates, pattern_parents
 from gomove.features.position import FeatureVisitor
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,16 @@ class PatternTable:
 
     def __len__(self) -> int:
         return len(self.hashes)
+
+    @cached_property
+    def parents(self) -> np.ndarray:
+        """int32[P]: every pattern's parent level (patterns.pattern_parents: the harvested
+        pattern of the next smaller radius inside it, 0 for none), derived from the
+        stones when first asked for, so the table's file holds nothing more."""
+        if self.stones is None:
+            raise ValueError("this pattern table has no stones (rebuilt from names): no parents")
+        t = make_templates(self.min_radius, self.max_radius)
+        return pattern_parents(t, self.hashes, self.radius, self.stones)
 
     def level_names(self) -> tuple[str, ...]:
         return tuple(f"r{r}:0x{int(h):016x}" for h, r in zip(self.hashes, self.radius, strict=True))

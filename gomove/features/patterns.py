@@ -15,6 +15,10 @@ Terms (Stern et al. 2006; Coulom 2007, section 3.2):
   canonical hash, identical for every rotation and reflection of the shape.
 - pattern table: an open-addressing hash table (uint64 keys, int32 values)
   from canonical hash to shape level, built from the harvested patterns.
+- hierarchy: the patterns at one point are nested, so the largest match fixes every
+  smaller one; a harvested pattern's parent is the harvested pattern of the next
+  smaller radius that matches inside it (``pattern_parents``), and the chain of a
+  candidate's matches, largest first, is a walk up the parents (``match_chain``).
 """
 
 from __future__ import annotations
@@ -236,3 +240,63 @@ def match_largest(hashes: np.ndarray, tkeys: np.ndarray, tvals: np.ndarray) -> i
         if v > 0:
             return v
     return 0
+
+
+# ---- the hierarchy ------------------------------------------------------------------
+
+
+@njit(cache=True)
+def prefix_hashes(
+    stones: np.ndarray, n_points: int, perm: np.ndarray, keys: np.ndarray
+) -> np.ndarray:
+    """uint64[P]: the canonical hash of the first n_points template points of every row
+    of stones (uint8[P, N], point states in template order), as pattern_hashes hashes
+    the template of that many points."""
+    out = np.zeros(stones.shape[0], dtype=np.uint64)
+    h = np.zeros(8, dtype=np.uint64)
+    for p in range(stones.shape[0]):
+        h[:] = 0
+        for i in range(n_points):
+            st = stones[p, i]
+            for s in range(8):
+                h[s] ^= keys[perm[s, i], st]
+        m = h[0]
+        for s in range(1, 8):
+            if h[s] < m:
+                m = h[s]
+        out[p] = m
+    return out
+
+
+def pattern_parents(
+    t: Templates, hashes: np.ndarray, radius: np.ndarray, stones: np.ndarray
+) -> np.ndarray:
+    """int32[P]: the parent level of every harvested pattern (level i + 1 is pattern i):
+    the pattern of the largest smaller radius among t.radii whose sub-pattern (the first
+    points of the stones, in template order) is harvested too; 0 for none."""
+    tkeys, tvals = build_table(hashes)
+    parents = np.zeros(len(hashes), dtype=np.int32)
+    todo = np.ones(len(hashes), dtype=bool)
+    stones = np.ascontiguousarray(stones, dtype=np.uint8)
+    for k in range(len(t.radii) - 2, -1, -1):  # the next smaller radius first
+        rows = np.flatnonzero(todo & (radius > t.radii[k]))
+        if not len(rows):
+            continue
+        sub = prefix_hashes(stones[rows], int(t.ends[k]), t.perm, t.keys)
+        levels = np.array([table_get(tkeys, tvals, h) for h in sub], dtype=np.int64)
+        found = levels > 0
+        parents[rows[found]] = levels[found]
+        todo[rows[found]] = False
+    return parents
+
+
+@njit(cache=True)
+def match_chain(level: int, parents: np.ndarray, out: np.ndarray) -> int:
+    """The levels of a candidate's matches, largest first, into out from its largest
+    match level (0: none), by walking parents; returns how many."""
+    n = 0
+    while level > 0 and n < out.shape[0]:
+        out[n] = level
+        n += 1
+        level = parents[level - 1]
+    return n

@@ -164,7 +164,55 @@ def test_by_pattern_size() -> None:
     assert rows[5]["n"] == 1 and rows[5]["top1"] == 0.0  # position 1
     assert rows[0]["n"] == 1 and rows[0]["top1"] == 0.0  # position 2
     assert sum(s["fraction"] for s in rows.values()) == pytest.approx(1.0)
+    # rank error (rank - 1) / legal: position 0 0/3, 3 0/1; 1 2/4; 2 1/3
+    assert rows[3]["rank_error"] == 0.0 and rows[5]["rank_error"] == pytest.approx(0.5)
+    assert rows[0]["rank_error"] == pytest.approx(1 / 3)
     assert "by_pattern_size" not in evaluate(model.log_probs, data)
+
+
+def test_calibration_equals_a_slow_count() -> None:
+    """Every legal candidate binned by its probability: per bin the count, the mean
+    probability and the share of experts, as a loop over the candidates gives them."""
+    data = hand_batches()
+    m = evaluate(MODEL.log_probs, data)
+    n, total, hits = [0] * 10, [0.0] * 10, [0] * 10
+    for b in data:
+        lp = MODEL.log_probs(b.feat, b.mask)
+        for i in range(len(b)):
+            for j in range(b.feat.shape[1]):
+                if b.mask[i, j]:
+                    p = math.exp(float(lp[i, j]))
+                    k = min(int(p * 10), 9)
+                    n[k] += 1
+                    total[k] += p
+                    hits[k] += int(j == int(b.winner[i]))
+    for k, row in enumerate(m["calibration"]):
+        assert row["n"] == n[k]
+        if n[k]:
+            assert row["predicted"] == pytest.approx(total[k] / n[k], rel=1e-6)
+            assert row["observed"] == pytest.approx(hits[k] / n[k])
+        else:
+            assert row["predicted"] is None and row["observed"] is None
+    assert m["calibration_gap"] is None  # no bin has 1,000 moves
+
+
+def test_uniform_model_is_calibrated_and_a_sharp_one_is_not() -> None:
+    """Uniform over n legal moves on many positions puts every move in one bin whose
+    observed share is its prediction; a model far too sure of a wrong move is not."""
+    g = torch.Generator().manual_seed(0)
+    b, m = 1200, 8
+    feat = torch.randint(1, 6, (b, m, 1), generator=g)
+    batch = Batch(feat, torch.ones(b, m, dtype=torch.bool), torch.randint(0, m, (b,), generator=g),
+                  torch.arange(b), torch.zeros(b, dtype=torch.long))  # fmt: skip
+    uni = evaluate(uniform_log_probs, [batch])
+    assert uni["calibration_gap"] == pytest.approx(0.0, abs=1e-6)
+
+    def sharp(feat, mask):  # all its mass on candidate 0, which the expert rarely plays
+        lp = torch.full(mask.shape, -30.0, dtype=torch.float64)
+        lp[:, 0] = 0.0
+        return lp
+
+    assert evaluate(sharp, [batch])["calibration_gap"] > 0.5
 
 
 def test_expert_on_padding_raises() -> None:
@@ -184,7 +232,9 @@ def test_write_report(tmp_path) -> None:
     saved = json.loads((tmp_path / "report" / "metrics.json").read_text())
     for key in ("top1", "topn", "log_evidence", "n_positions", "n_games", "phase"):
         assert saved[key] == m[key]
-    for name in ("cumulative_rank", "phase_log_evidence", "phase_rank_error", "pattern_size_top1"):
+    names = ("cumulative_rank", "phase_log_evidence", "phase_rank_error", "pattern_size_top1",
+             "pattern_size_rank_error", "calibration")  # fmt: skip
+    for name in names:
         png = paths[name]
         assert png.suffix == ".png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = format_table(m)

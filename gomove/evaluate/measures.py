@@ -14,8 +14,13 @@ Measures (all over the positions of a stream of Batches):
 - phase: the game cut into phases of ``phase_len`` moves (Wistuba et al. use 30)
   with n, top1, log-evidence and rank error (mean and approximate quartiles,
   from a histogram of RANK_ERROR_BINS bins) per phase.
-- by_pattern_size: prediction rate by the radius of the shape pattern matched
-  at the expert move (Wistuba et al. 2012, fig. 8); radius 0 = no shape.
+- by_pattern_size: prediction rate, log-evidence and rank error by the radius of the
+  shape pattern matched at the expert move (Wistuba et al. 2012, fig. 8; Stern's
+  "Rank Error vs Pattern Size"); radius 0 = no shape.
+- calibration: every legal candidate's predicted probability in CAL_BINS equal bins
+  of [0, 1]; per bin the candidates, their mean predicted probability and the share
+  of them the expert played (a calibrated model's lie on the diagonal); the largest
+  gap over bins of at least CAL_MIN candidates.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from gomove.memory import release_free_heap
 from gomove.models import LogProbsFn
 
 RANK_ERROR_BINS = 100
+CAL_BINS = 10  # calibration bins over [0, 1]
+CAL_MIN = 1000  # candidates a bin needs for calibration_gap
 TRIM_EVERY = 8  # batches scored between two release_free_heap calls (gomove.memory)
 
 
@@ -39,10 +46,15 @@ class PositionLog:
     over games, box plots): arrays in evaluation order, ``arrays()`` as numpy.
 
     rank, n_legal, game, move: int64; radius: the shape radius matched at the expert
-    move (0: none; -1 without shape radii); log_p: float64, the expert's log-probability.
+    move (0: none; -1 without shape radii); log_p: float64, the expert's log-probability;
+    cal_n: uint16[P, CAL_BINS], the position's legal candidates by bin of predicted
+    probability, cal_p: float32[P, CAL_BINS], the sum of their probabilities (the
+    calibration measure's per-position part).
     """
 
-    FIELDS = ("rank", "n_legal", "game", "move", "radius", "log_p")
+    FIELDS = ("rank", "n_legal", "game", "move", "radius", "log_p", "cal_n", "cal_p")
+    EMPTY = {"log_p": (np.float64, (0,)), "cal_n": (np.uint16, (0, CAL_BINS)),
+             "cal_p": (np.float32, (0, CAL_BINS))}  # fmt: skip
 
     def __init__(self) -> None:
         self.parts: dict[str, list[np.ndarray]] = {f: [] for f in self.FIELDS}
@@ -52,10 +64,23 @@ class PositionLog:
             self.parts[f].append(np.asarray(cols[f]))
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {
-            f: np.concatenate(v) if v else np.zeros(0, np.float64 if f == "log_p" else np.int64)
-            for f, v in self.parts.items()
-        }
+        out = {}
+        for f, v in self.parts.items():
+            dtype, shape = self.EMPTY.get(f, (np.int64, (0,)))
+            out[f] = np.concatenate(v) if v else np.zeros(shape, dtype)
+        return out
+
+
+def calibration_parts(lp: torch.Tensor, mask: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Per position, its legal candidates by bin of predicted probability and the sum of
+    their probabilities: (uint16[B, CAL_BINS], float32[B, CAL_BINS]); lp: [B, M]."""
+    b = lp.shape[0]
+    p = torch.exp(lp).masked_fill(~mask, 0.0)
+    bins = torch.clamp((p * CAL_BINS).long(), max=CAL_BINS - 1)
+    slot = (torch.arange(b, device=lp.device)[:, None] * CAL_BINS + bins)[mask]
+    n = torch.bincount(slot, minlength=b * CAL_BINS).reshape(b, CAL_BINS)
+    total = torch.bincount(slot, weights=p[mask], minlength=b * CAL_BINS).reshape(b, CAL_BINS)
+    return n.cpu().numpy().astype(np.uint16), total.cpu().numpy().astype(np.float32)
 
 
 def uniform_log_probs(feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -192,7 +217,10 @@ def score_positions(
                 if radius_dev is None:
                     radius_dev = shape_radius.to(batch.feat.device)
                 radius = radius_dev[batch.feat[rows, batch.winner]].amax(-1).cpu().numpy()
+            cal_n, cal_p = calibration_parts(lp, batch.mask)
             positions.add(
+                cal_n=cal_n,
+                cal_p=cal_p,
                 rank=rank.cpu().numpy(),
                 n_legal=batch.mask.sum(1).cpu().numpy(),
                 game=batch.game.cpu().numpy(),
@@ -243,10 +271,38 @@ def measures(
                 "fraction": float(sizes.n[r] / n),
                 "top1": float(sizes.top1[r] / sizes.n[r]),
                 "log_evidence": float(sizes.log_ev[r] / sizes.n[r]),
+                "rank_error": float(sizes.rank_err[r] / sizes.n[r]),
             }
             for r in np.flatnonzero(sizes.n)
         ]
+    if "cal_n" in records and len(records["cal_n"]) == n:
+        metrics["calibration"], metrics["calibration_gap"] = calibration(
+            records["cal_n"], records["cal_p"], log_p
+        )
     return metrics
+
+
+def calibration(
+    cal_n: np.ndarray, cal_p: np.ndarray, log_p: np.ndarray
+) -> tuple[list[dict[str, Any]], float | None]:
+    """The calibration bins from the positions' parts and the experts' log-probabilities:
+    per bin [lo, hi) the candidates n, their mean predicted probability and the share the
+    expert played (None for an empty bin); and the largest |observed - predicted| over
+    bins of at least CAL_MIN candidates (None when none has)."""
+    n = cal_n.sum(0, dtype=np.int64)
+    total = cal_p.sum(0, dtype=np.float64)
+    expert_bin = np.minimum((np.exp(log_p) * CAL_BINS).astype(np.int64), CAL_BINS - 1)
+    hits = np.bincount(expert_bin, minlength=CAL_BINS)
+    rows, gaps = [], []
+    for k in range(CAL_BINS):
+        seen = int(n[k])
+        pred = float(total[k] / seen) if seen else None
+        obs = float(hits[k] / seen) if seen else None
+        rows.append({"lo": k / CAL_BINS, "hi": (k + 1) / CAL_BINS, "n": seen,
+                     "predicted": pred, "observed": obs})  # fmt: skip
+        if seen >= CAL_MIN:
+            gaps.append(abs(obs - pred))
+    return rows, (max(gaps) if gaps else None)
 
 
 def _phase_row(phases: _Sums, k: int, phase_len: int) -> dict[str, Any]:

@@ -33,10 +33,38 @@ def format_table(metrics: dict[str, Any]) -> str:
             f" {p['log_evidence']:>8.4f} {p['rank_error']:>9.4f}"
         )
     if metrics.get("by_pattern_size"):
-        lines += ["", f"{'radius':>6} {'n':>8} {'share':>7} {'top1':>7}"]
+        lines += ["", f"{'radius':>6} {'n':>8} {'share':>7} {'top1':>7} {'rank-err':>9}"]
         for s in metrics["by_pattern_size"]:
-            lines.append(f"{s['radius']:>6} {s['n']:>8} {s['fraction']:>7.4f} {s['top1']:>7.4f}")
+            lines.append(
+                f"{s['radius']:>6} {s['n']:>8} {s['fraction']:>7.4f} {s['top1']:>7.4f}"
+                f" {s.get('rank_error', float('nan')):>9.4f}"
+            )
+    if metrics.get("calibration"):
+        gap = metrics.get("calibration_gap")
+        lines += ["", "calibration: predicted probability against the expert's frequency"
+                  + (f" (largest gap {gap:.4f})" if gap is not None else "")]  # fmt: skip
+        lines.append(f"{'bin':>9} {'moves':>10} {'predicted':>10} {'observed':>9}")
+        for b in metrics["calibration"]:
+            if b["n"]:
+                lines.append(f"{b['lo']:.1f}-{b['hi']:.1f}   {b['n']:>10} "
+                             f"{b['predicted']:>10.4f} {b['observed']:>9.4f}")  # fmt: skip
     return "\n".join(lines)
+
+
+def plot_calibration(ax: Any, bins: list[dict[str, Any]], label: str | None = None,
+                     color: str | None = None) -> None:  # fmt: skip
+    """One model's calibration bins (measures.calibration) on ax, the diagonal drawn once
+    by the caller; bins without moves left out."""
+    kept = [b for b in bins if b["n"]]
+    ax.plot([b["predicted"] for b in kept], [b["observed"] for b in kept], marker="o",
+            label=label, color=color)  # fmt: skip
+
+
+def calibration_axes(ax: Any, title: str) -> None:
+    ax.plot([0, 1], [0, 1], color="k", lw=0.8, ls="--", label="calibrated")
+    ax.set(xlabel="predicted probability of a move", ylabel="share the expert played",
+           xlim=(0, 1), ylim=(0, 1), title=title)  # fmt: skip
+    ax.grid(alpha=0.3)
 
 
 def _save(fig: Figure, path: Path) -> Path:
@@ -108,4 +136,20 @@ def write_report(metrics: dict[str, Any], out_dir: str | Path) -> dict[str, Path
         ax.legend()
         ax.grid(alpha=0.3, axis="y")
         paths["pattern_size_top1"] = _save(fig, out / "pattern_size_top1.png")
+        if "rank_error" in sizes[0]:
+            fig = Figure(figsize=(6, 4))
+            ax = fig.add_subplot()
+            ax.plot(r, [s["rank_error"] for s in sizes], marker="o")
+            ax.set(xlabel="radius of the matched shape (0 = none)",
+                   ylabel="(rank - 1) / legal moves", ylim=(0, None))  # fmt: skip
+            ax.set_title("Rank error by pattern size (Stern et al. 2006)")
+            ax.grid(alpha=0.3)
+            paths["pattern_size_rank_error"] = _save(fig, out / "pattern_size_rank_error.png")
+    if metrics.get("calibration"):
+        fig = Figure(figsize=(5, 5))
+        ax = fig.add_subplot()
+        calibration_axes(ax, "Calibration of the move probabilities")
+        plot_calibration(ax, metrics["calibration"], "model")
+        ax.legend()
+        paths["calibration"] = _save(fig, out / "calibration.png")
     return paths

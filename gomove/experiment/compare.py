@@ -41,6 +41,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from gomove.atomic import atomic_write_json, atomic_write_text
+from gomove.evaluate.measures import calibration
+from gomove.evaluate.report import calibration_axes, plot_calibration
 from gomove.experiment.runs import (
     RunFailed,
     changed_settings,
@@ -328,6 +330,30 @@ def figures(
     ax.set_title(f"Prediction rate by pattern size (Fig. 8), {size:,} training games")
     ax.legend(fontsize=8, loc="upper left")
     paths["fig8"] = _save(fig, out / f"fig8_pattern_size_{size}.png")
+
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.add_subplot()
+    for n in names:
+        err = (pos[n]["rank"] - 1) / pos[n]["n_legal"]
+        ax.plot(radii, [err[pos[n]["radius"] == r].mean() for r in radii], marker="o",
+                color=color[n], label=label[n])  # fmt: skip
+    ax.set(xlabel="radius of the shape matched at the expert move (0 = none)",
+           ylabel="(rank - 1) / legal moves", ylim=(0, None))  # fmt: skip
+    ax.set_title(f"Rank error by pattern size (Stern et al.), {size:,} training games")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    paths["rank_error_by_size"] = _save(fig, out / f"rank_error_pattern_size_{size}.png")
+
+    have = [n for n in names if "cal_n" in pos[n]]
+    if have:
+        fig = Figure(figsize=(5.5, 5.5))
+        ax = fig.add_subplot()
+        calibration_axes(ax, f"Calibration, {size:,} training games")
+        for n in have:
+            bins, _ = calibration(pos[n]["cal_n"], pos[n]["cal_p"], pos[n]["log_p"])
+            plot_calibration(ax, bins, label[n], color[n])
+        ax.legend(fontsize=8)
+        paths["calibration"] = _save(fig, out / f"calibration_{size}.png")
     return paths
 
 

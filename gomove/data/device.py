@@ -62,14 +62,19 @@ class DeviceFlat:
         ts = [self.packed, self.levw, self.pos_start, self.winner, self.game, self.move]
         return sum(t.numel() * t.element_size() for t in ts if t is not None)
 
-    def rows(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def rows(
+        self, positions: torch.Tensor, total: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The candidate rows of positions (LongTensor[B] on the device), back to back:
         (rows LongTensor[R], seg LongTensor[R] the index in positions of each row's
-        position, first LongTensor[B] each position's first index in rows)."""
+        position, first LongTensor[B] each position's first index in rows). total: R when
+        the caller knows it (from the host's pos_start), which spares a device sync."""
         start = self.pos_start[positions]
         counts = self.pos_start[positions + 1] - start
         first = torch.cumsum(counts, 0) - counts
-        seg = torch.repeat_interleave(torch.arange(len(positions), device=self.device), counts)
+        seg = torch.repeat_interleave(
+            torch.arange(len(positions), device=self.device), counts, output_size=total
+        )
         rows = start[seg] + torch.arange(len(seg), device=self.device) - first[seg]
         return rows, seg, first
 

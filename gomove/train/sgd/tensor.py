@@ -57,6 +57,7 @@ class TorchSGD:
         self.model, self.cfg = model, cfg
         self.device = model.w.device
         self.flat = DeviceFlat(data, self.device)
+        self.pos_start = data.pos_start  # on the host: batch sizes without a device sync
         self.n_positions = data.n_positions
         if cfg.name == "lfr":
             self.mode = LFR
@@ -112,8 +113,10 @@ class TorchSGD:
         if n == 0:
             return 0.0, 0.0, torch.zeros_like(self.table) if backward else None
         dev = self.device
-        positions = torch.as_tensor(np.asarray(pos, dtype=np.int64), device=dev)
-        rows, seg, first = self.flat.rows(positions)
+        pos = np.asarray(pos, dtype=np.int64)
+        host_counts = self.pos_start[pos + 1] - self.pos_start[pos]  # no device sync
+        positions = torch.as_tensor(pos, device=dev)
+        rows, seg, first = self.flat.rows(positions, int(host_counts.sum()))
         counts = self.flat.pos_start[positions + 1] - self.flat.pos_start[positions]
         win = first + self.flat.winner[positions]  # the experts' indices in rows
         table = self.table.clone().requires_grad_(backward)
@@ -135,7 +138,8 @@ class TorchSGD:
             if self.mode == SAMPLED:
                 if unif is None:
                     unif = self.sample_rng.random((n, self.n_samples))
-                coef = self._sampled_coef(x.detach(), seg, first, counts, win, unif)
+                m = int(host_counts.max())
+                coef = self._sampled_coef(x.detach(), seg, first, counts, win, unif, m)
                 surrogate = (coef * e).sum()
             else:
                 surrogate = loss / n
@@ -151,11 +155,11 @@ class TorchSGD:
         per = torch.zeros(n, dtype=e.dtype, device=e.device).index_add(0, seg, d)
         return torch.where(counts > 1, per / others.clamp(min=1), 0.0).sum()
 
-    def _sampled_coef(self, x, seg, first, counts, win, unif: np.ndarray) -> torch.Tensor:
+    def _sampled_coef(self, x, seg, first, counts, win, unif: np.ndarray, m: int) -> torch.Tensor:
         """c(m) of every row: 1 / (S B) per draw of m from P (the first m whose running
-        sum exceeds u z, as batch_grad draws), -1 / B at the expert."""
+        sum exceeds u z, as batch_grad draws), -1 / B at the expert; m: the most
+        candidates of a position."""
         n, dev = len(counts), x.device
-        m = int(counts.max())
         col = torch.arange(len(x), device=dev) - first[seg]
         padded = torch.full((n, m), torch.inf, dtype=x.dtype, device=dev)
         padded[seg, col] = x

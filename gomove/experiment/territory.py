@@ -33,6 +33,7 @@ from gomove.atomic import atomic_write_json
 from gomove.board.board import BLACK, WHITE, board_from_points
 from gomove.data.sources import paths
 from gomove.data.territory import TerritorySet, territory_dataset
+from gomove.evaluate.report import plot_calibration
 from gomove.evaluate.territory import MOVES, Calibration, OwnerScores, positions_at
 from gomove.models.device import resolve_device
 from gomove.models.territory.crf import TerritoryCRF
@@ -99,16 +100,13 @@ def measure(
     return {"by_move": by_move, "all": total.summary(), "calibration": cal.table()}
 
 
-def plot_calibration(results: dict[str, dict[str, Any]], path: Path) -> Path:
+def plot_owner_calibration(results: dict[str, dict[str, Any]], path: Path) -> Path:
     """Observed share of black owners against the predicted P(black), one line a method."""
     fig = Figure(figsize=(5.5, 5))
     ax = fig.subplots()
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     for name, res in results.items():
-        rows = [r for r in res["calibration"] if r["n"] > 0]
-        ax.plot(
-            [r["predicted"] for r in rows], [r["observed"] for r in rows], marker="o", label=name
-        )
+        plot_calibration(ax, res["calibration"], name)
     ax.set_xlabel("predicted P(black owns the point)")
     ax.set_ylabel("observed share owned by black")
     ax.set_title("Calibration of the owner probability (10 bins)")
@@ -238,7 +236,7 @@ def train_run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     atomic_write_json(out / "metrics.json", metrics)
     table = format_results(results)
     (out / "summary.txt").write_text(table + "\n")
-    plot_calibration(results, out / "calibration.png")
+    plot_owner_calibration(results, out / "calibration.png")
     plot_by_move(results, out / "by_move.png")
     print(table)
     return metrics
@@ -272,6 +270,6 @@ def compare_methods(
     )
     table = format_results(results)
     (out / "results.md").write_text(table + "\n")
-    plot_calibration(results, out / "calibration.png")
+    plot_owner_calibration(results, out / "calibration.png")
     plot_by_move(results, out / "by_move.png")
     return results

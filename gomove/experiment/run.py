@@ -38,6 +38,7 @@ from gomove.evaluate.measures import evaluate, measures, score_positions, valida
 from gomove.evaluate.report import format_table, write_report
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
+from gomove.features.hierarchy import Hierarchy
 from gomove.features.light_gammas import LightGammas
 from gomove.features.registry import Registry
 from gomove.memory import peak_rss_mb
@@ -187,7 +188,10 @@ def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict
     run_cfg = OmegaConf.to_container(cfg, resolve=True)
     # only rank 0 saves the train state (every rank holds the same model)
     train_state = Resume(out / TRAIN_STATE, run_cfg, resume=cfg.resume) if world.main else None
-    ctx = TrainContext(reg, device, validate, writer, progress, val_loader, train_state, world)
+    hierarchy = training_hierarchy(data.extractor, getattr(model_cfg, "hierarchy", False))
+    ctx = TrainContext(
+        reg, device, validate, writer, progress, val_loader, train_state, world, hierarchy
+    )
     model, history = spec.fit(model_cfg, train_data, ctx)
     # the training and validation sets go before the test set is read: the peak is training's
     del train_data, val_loader, validate, ctx
@@ -234,6 +238,21 @@ def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict
         write_report(metrics, out)
         print(format_table(metrics))
     return metrics
+
+
+def training_hierarchy(ex: FeatureExtractor, model_asks: bool) -> Hierarchy | None:
+    """The pattern hierarchy when features.shapes=all or the model asks for it
+    (model.hierarchy); else None, every model's largest-only teams."""
+    if not (ex.cfg.all_shapes or model_asks):
+        return None
+    if ex.table is None:
+        raise ValueError("the pattern hierarchy needs shape patterns: features.shapes=all")
+    h = Hierarchy.of(ex.registry, ex.table)
+    log.info(
+        "pattern hierarchy: %d of %d patterns have a parent, chains of up to %d",
+        int((h.up > 0).sum()), len(ex.table), h.longest,
+    )  # fmt: skip
+    return h
 
 
 def write_policy(path: Path, model: MoveModel, reg: Registry) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from gomove.features.tactical import TACTICAL_GROUPS
 
@@ -25,7 +26,11 @@ class FeatureConfig:
     name: str = "full"
     # tactical groups of Coulom's Table 1, by name (see features/tactical.py)
     tactical: list[str] = field(default_factory=lambda: list(TACTICAL_GROUPS))
-    shapes: bool = True
+    # true: each candidate's largest harvested shape is a feature; "all": every
+    # pattern of its chain (features.hierarchy) is a member of its team in training,
+    # from the same extracted levels; false: no shapes
+    # (Any: OmegaConf 2.3 fails on a Union field inside the composed config; validate checks it)
+    shapes: Any = True
     min_radius: int = 3
     max_radius: int = 10
     # harvest: keep shapes played at least min_count times in the training games
@@ -57,14 +62,22 @@ class FeatureConfig:
         the pattern table is keyed apart); the fields of optional groups that
         are off are left out (OPTIONAL_FIELDS).
         """
-        d = asdict(self) | {"name": None, "harvest_max_games": None}
+        # "all" changes training, not the levels: the same dataset as true
+        d = asdict(self) | {"name": None, "harvest_max_games": None, "shapes": bool(self.shapes)}
         for switch, fields in OPTIONAL_FIELDS.items():
             if not d[switch]:
                 for f in fields:
                     del d[f]
         return d
 
+    @property
+    def all_shapes(self) -> bool:
+        """features.shapes=all: every pattern of a candidate's chain is a team member."""
+        return self.shapes == "all"
+
     def validate(self) -> None:
+        if self.shapes not in (True, False, "all"):
+            raise ValueError(f"features.shapes is true, false or all, not {self.shapes!r}")
         unknown = [g for g in self.tactical if g not in TACTICAL_GROUPS]
         if unknown:
             raise ValueError(f"unknown tactical groups {unknown}; known: {list(TACTICAL_GROUPS)}")

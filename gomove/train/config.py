@@ -265,6 +265,10 @@ class RankerConfig(ModelConfig):
         iterations or once no member's mean moves by more than ep_tol of its sd.
     calibrate_positions: the softmax temperature is fitted on the validation
         set; without one, on this many training positions (evenly spaced).
+    hierarchy: Stern's hierarchical model (bar, lbr): every pattern of a
+        candidate's chain in its team (as features.shapes=all), each pattern's value
+        drawn around its parent's with variance hierarchy_sigma2, a root's with
+        prior_sigma2 (gomove.train.rankers.fit).
     """
 
     name: str = "pr"
@@ -279,6 +283,8 @@ class RankerConfig(ModelConfig):
     ep_iters: int = 20
     ep_tol: float = 1e-3
     calibrate_positions: int = 20000
+    hierarchy: bool = False
+    hierarchy_sigma2: float = 0.25
 
     def validate(self) -> None:
         if self.name not in RANKERS:
@@ -289,6 +295,8 @@ class RankerConfig(ModelConfig):
             raise ValueError("prior_sigma2 and beta2 must be > 0 and kappa in (0, 1]")
         if self.ep_iters < 1 or self.ep_tol < 0:
             raise ValueError("ep_iters must be >= 1 and ep_tol >= 0")
+        if self.hierarchy and (self.name == "pr" or not self.hierarchy_sigma2 > 0):
+            raise ValueError("model.hierarchy: bar or lbr, with hierarchy_sigma2 > 0")
 
 
 @dataclass

@@ -37,6 +37,7 @@ from gomove.data.dataset import Dataset
 from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
 from gomove.features.config import FeatureConfig
+from gomove.features.hierarchy import Hierarchy
 from gomove.features.registry import Registry
 from gomove.models import MoveModel
 from gomove.models.checkpoint import load_checkpoint, model_class
@@ -81,6 +82,8 @@ class TrainContext:
     val_data: Iterable[Batch] | None = None  # held-out batches (the rankers' calibration)
     checkpoint: Resume | None = None  # the train state (mm, fbt, lfr; the rankers have none)
     world: World = World()  # the ranks, each training on its share (gomove.train.world)
+    # every pattern of a candidate's chain in its team (features.shapes=all)
+    hierarchy: Hierarchy | None = None
 
 
 History = list[dict[str, Any]]
@@ -135,6 +138,7 @@ def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel
         writer=ctx.writer,
         progress=ctx.progress,
         checkpoint=ctx.checkpoint,
+        hierarchy=ctx.hierarchy,
     )
 
 
@@ -160,6 +164,7 @@ def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveMod
         init=init,
         checkpoint=ctx.checkpoint,
         world=ctx.world,
+        hierarchy=ctx.hierarchy,
     )
 
 
@@ -181,6 +186,7 @@ def fit_rankers(cfg: RankerConfig, data: TrainData, ctx: TrainContext) -> tuple[
         validate=ctx.validate,
         val_data=ctx.val_data,
         writer=ctx.writer,
+        hierarchy=ctx.hierarchy,
     )
 
 

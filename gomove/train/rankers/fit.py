@@ -36,9 +36,11 @@ import torch
 from gomove.data.batch import Batch
 from gomove.data.flat import FlatData
 from gomove.data.loader import flat_batch
+from gomove.features.hierarchy import Hierarchy
 from gomove.features.registry import GroupSpan
 from gomove.models.rankers import AdditiveRanking, GaussianRanking, WinRateRanking
 from gomove.train.config import RankerConfig
+from gomove.train.hierarchy import collapse
 from gomove.train.monitor import Validate, report_row
 from gomove.train.rankers.kernels import (
     EPSettings,
@@ -69,10 +71,17 @@ class Members:
     """Which groups form a team, as the kernels take it (kernels.team_members).
 
     columns: the registry columns of the single-pattern variant (the shape group),
-    empty for every group. names: the groups' names (default: data's).
+    empty for every group. names: the groups' names (default: data's). hierarchy:
+    each member's ancestors join the team (features.shapes=all).
     """
 
-    def __init__(self, data: FlatData, single: bool, names: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        data: FlatData,
+        single: bool,
+        names: Sequence[str] | None = None,
+        hierarchy: Hierarchy | None = None,
+    ) -> None:
         names = list(names) if names is not None else [s.name for s in data.group_spans()]
         if single:
             if SHAPE_GROUP not in names:
@@ -90,13 +99,16 @@ class Members:
         self.usew = np.array([g in used for g in wide], dtype=np.bool_)
         self.zero_member = single
         self.data = data
+        self.up = np.zeros(0, dtype=np.int64) if hierarchy is None else hierarchy.up
+        self.extra = 0 if hierarchy is None else hierarchy.longest - 1
 
     def args(self) -> tuple[Positions, TeamLevels]:
         """The kernels' level arguments: the positions and how to read their teams."""
         d = self.data
         teams = TeamLevels(
-            d.packed, d.fields, d.offs8, self.use8, d.levw, d.offsw, self.usew, self.zero_member
-        )
+            d.packed, d.fields, d.offs8, self.use8, d.levw, d.offsw, self.usew,
+            self.zero_member, self.up, self.extra,
+        )  # fmt: skip
         return Positions(d.pos_start, d.winner), teams
 
 
@@ -176,6 +188,24 @@ def calibration_batches(
     ]
 
 
+def gaussian_prior(
+    cfg: RankerConfig, n_features: int, hierarchy: Hierarchy | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BAR's and LBR's prior (mu, sigma2) of every feature's own strength: N(prior_mu,
+    prior_sigma2); with a hierarchy, a pattern with a parent adds to its parent's value
+    a part of mean 0 and variance prior_sigma2, or hierarchy_sigma2 with cfg.hierarchy."""
+    mu = torch.full((n_features,), cfg.prior_mu, dtype=torch.float64)
+    sigma2 = torch.full((n_features,), cfg.prior_sigma2, dtype=torch.float64)
+    if not cfg.single:  # index 0 is an absent group, never a member
+        mu[0] = 0.0
+    if hierarchy is not None:
+        child = torch.from_numpy(hierarchy.up > 0)
+        mu[child] = 0.0
+        if cfg.hierarchy:
+            sigma2[child] = cfg.hierarchy_sigma2
+    return mu, sigma2
+
+
 def fit_ranker(
     cfg: RankerConfig,
     data: FlatData | Iterable[Batch],
@@ -185,34 +215,50 @@ def fit_ranker(
     validate: Validate | None = None,
     val_data: Iterable[Batch] | None = None,
     writer: SummaryWriter | None = None,
+    hierarchy: Hierarchy | None = None,
 ) -> tuple[AdditiveRanking, list[dict[str, Any]]]:
     """Train cfg.name (pr, bar or lbr) on data; return the model (on device) and history.
 
     data: FlatData, or padded batches (PR counts them in tensor form on device;
     BAR and LBR, whose updates are sequential, convert them to the flat layout).
     groups: (name, offset, size) of feat's columns. Row 0 of the history is the
-    prior (every strength 0).
+    prior (every strength 0). hierarchy (features.shapes=all, or cfg.hierarchy):
+    every pattern of a candidate's chain is a member of its team, each with its own
+    strength, the part it adds to its parent's (prior mean 0); with cfg.hierarchy,
+    Stern's hierarchical model: a pattern with a parent has prior variance
+    cfg.hierarchy_sigma2 around its parent's value, a root cfg.prior_sigma2
+    (gomove.train.rankers.kernels' module docstring: the factor graph). The model
+    returned holds each pattern's value (the chain's sums), a largest-only model.
     """
     cfg.validate()
-    if cfg.name == "pr" and not isinstance(data, FlatData):
+    if cfg.hierarchy and hierarchy is None:
+        raise ValueError("model.hierarchy=true needs the pattern hierarchy (shape patterns)")
+    if cfg.name == "pr" and not isinstance(data, FlatData) and hierarchy is None:
         return _fit_pr_padded(cfg, data, groups, n_features, device, validate, val_data, writer)
     flat = data if isinstance(data, FlatData) else FlatData.from_batches(data, groups)
     if flat.n_positions == 0:
         raise ValueError("no training positions")
     if flat.min_features > n_features:
         raise ValueError(f"levels reach feature {flat.min_features - 1}, n_features {n_features}")
-    members = Members(flat, cfg.single)
+    members = Members(flat, cfg.single, hierarchy=hierarchy)
     calib = calibration_batches(flat, cfg, val_data)
     if cfg.name == "pr":
         model: AdditiveRanking = WinRateRanking(n_features, columns=members.columns)
     else:
-        mu = torch.full((n_features,), cfg.prior_mu, dtype=torch.float64)
-        sigma2 = torch.full((n_features,), cfg.prior_sigma2, dtype=torch.float64)
-        if not cfg.single:  # index 0 is an absent group, never a member
-            mu[0], sigma2[0] = 0.0, cfg.prior_sigma2
+        mu, sigma2 = gaussian_prior(cfg, n_features, hierarchy)
         model = GaussianRanking(n_features, mu, sigma2, columns=members.columns)
+
+    def report(row: dict[str, Any]) -> None:
+        """_report on the model's values (the chain sums with a hierarchy)."""
+        shown = model if hierarchy is None else collapse(model, hierarchy)
+        _report(row, shown, calib, validate, writer, device)
+        model.temperature.copy_(shown.temperature)
+
+    def result() -> AdditiveRanking:
+        return (model if hierarchy is None else collapse(model, hierarchy)).to(device)
+
     history = [{"iter": 0, "positions": 0}]
-    _report(history[-1], model, calib, validate, writer, device)
+    report(history[-1])
     if cfg.name == "pr":
         t0, c0 = time.perf_counter(), time.process_time()
         wins, appear = pr_counts(*members.args(), n_features)
@@ -220,8 +266,8 @@ def fit_ranker(
         row = {"iter": 1, "positions": flat.n_positions}
         row |= {"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
         history.append(row)
-        _report(row, model, calib, validate, writer, device)
-        return model.to(device), history
+        report(row)
+        return result(), history
     mu_np, s2_np = model.theta.numpy(), model.sigma2.numpy()  # updated in place
     step = cfg.report_every or flat.n_positions
     seen = 0
@@ -258,8 +304,8 @@ def fit_ranker(
             if not (np.isfinite(mu_np).all() and (s2_np > 0).all() and np.isfinite(s2_np).all()):
                 raise FloatingPointError(f"{cfg.name}: strengths diverged after {seen} positions")
             history.append(row)
-            _report(row, model, calib, validate, writer, device)
-    return model.to(device), history
+            report(row)
+    return result(), history
 
 
 def _fit_pr_padded(

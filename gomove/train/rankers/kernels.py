@@ -15,11 +15,40 @@ Terms:
   set, level l > 0 of the group at offset o giving o + l - 1; with
   ``zero_member`` an absent used group (level 0) gives the ``none`` index 0,
   a parameter of its own (the single-pattern variant: a candidate matching no
-  shape still has a one-member team, "no shape").
+  shape still has a one-member team, "no shape"). With a hierarchy
+  (features.shapes=all, ``up`` non-empty) each member's ancestors follow it
+  (gomove.features.hierarchy: the chain of the largest matched pattern).
 - mu, sigma2: float64[F], each feature's Gaussian strength N(mu, sigma2),
   updated in place.
 - hits: positions whose expert move had the strictly highest team mean just
   before the update (the online prediction rate, a training curve).
+
+Stern's hierarchical Gaussian model (``model.hierarchy=true``; the talk in
+seeds 003, "Hierarchical Gaussian Model of Move Values": "use all patterns that
+match, not just the biggest; evidence from a larger pattern should dominate the
+small pattern at the same location; big patterns are seen less frequently"; its
+slides' figures did not survive, so the graph below is this module's reading of
+them). The factor graph of one position, as lbr_position runs it:
+
+- a root pattern r (no harvested parent): u_r ~ N(mu_r, sigma2_r), prior
+  N(prior_mu, prior_sigma2) (a broad prior); every other feature likewise;
+- a pattern p with parent q: u_p = u_q + d_p, d_p ~ N(0, hierarchy_sigma2), its
+  own part; the variables the filter keeps are the d's (mu, sigma2 of the feature
+  p), so the value of p is the sum of the d's up its chain;
+- a candidate's team: its tactical features and its largest pattern's value u_p,
+  that is every d of the chain as a member (``team_members`` with ``up``):
+  x_t ~ N(sum of members, beta2) (sum and noise factors);
+- ordering factors x_w > x_q for the expert's team w and every other q.
+
+The sum factor over the chain is exact for u_p = u_q + d_p (a sum of Gaussians),
+so message passing over this graph is LBR's over teams with more members: a
+position's evidence reaches a pattern's own part and every ancestor's, split by
+their variances. A rarely seen pattern keeps d_p near 0 and so its parent's
+value; an often seen one moves d_p away. Between positions the posterior of each
+d is kept as an independent Gaussian (assumed density filtering, as LBR): the
+correlation between a parent and a child that one position creates is dropped.
+With ``features.shapes=all`` and hierarchy off, the graph is the same with every
+d's prior N(0, prior_sigma2): all sizes, no shrinkage towards the parent.
 """
 
 from __future__ import annotations
@@ -54,6 +83,8 @@ class TeamLevels(NamedTuple):
     offsw: np.ndarray  # int64[Gw] the wide groups' registry offsets
     usew: np.ndarray  # bool[Gw] the wide groups in a team
     zero_member: bool  # an absent used group gives member 0 (the single-pattern variant)
+    up: np.ndarray  # int64[F] each feature's parent (features.hierarchy), or int64[0]: none
+    extra: int  # the most ancestors a member brings (the longest chain less one)
 
 
 class TeamBuffers(NamedTuple):
@@ -84,16 +115,35 @@ def new_team_buffers(max_cands: int, width: int) -> TeamBuffers:
 
 
 @njit(cache=True, inline="always")
+def _with_chain(f, up, out, n):
+    """out[n] = f and then its ancestors when up is non-empty; return the new end."""
+    out[n] = f
+    n += 1
+    if up.shape[0] > 0:
+        f = up[f]
+        while f != 0:
+            out[n] = f
+            n += 1
+            f = up[f]
+    return n
+
+
+@njit(cache=True, inline="always")
+def team_width(teams: TeamLevels) -> int:
+    """The most members a team can have."""
+    return teams.offs8.shape[0] + teams.offsw.shape[0] + teams.extra
+
+
+@njit(cache=True, inline="always")
 def team_members(c, teams: TeamLevels, out, start):
     """Write candidate c's members into out[start:]; return the new end."""
-    packed, fields, offs8, use8, levw, offsw, usew, zero_member = teams
+    packed, fields, offs8, use8, levw, offsw, usew, zero_member, up, _ = teams
     n = start
     for g in range(offs8.shape[0]):
         if use8[g]:
             lv = packed_level(packed, fields, c, g)
             if lv > 0:
-                out[n] = offs8[g] + lv - 1
-                n += 1
+                n = _with_chain(offs8[g] + lv - 1, up, out, n)
             elif zero_member:
                 out[n] = 0
                 n += 1
@@ -101,8 +151,7 @@ def team_members(c, teams: TeamLevels, out, start):
         if usew[g]:
             lv = wide_level(levw, c, g)
             if lv > 0:
-                out[n] = offsw[g] + lv - 1
-                n += 1
+                n = _with_chain(offsw[g] + lv - 1, up, out, n)
             elif zero_member:
                 out[n] = 0
                 n += 1
@@ -116,7 +165,7 @@ def pr_counts(positions: Positions, teams: TeamLevels, n_features):
     pos_start, winner = positions
     wins = np.zeros(n_features)
     appear = np.zeros(n_features)
-    buf = np.empty(teams.offs8.shape[0] + teams.offsw.shape[0], dtype=np.int64)
+    buf = np.empty(team_width(teams), dtype=np.int64)
     for p in range(winner.shape[0]):
         lo = pos_start[p]
         for c in range(lo, pos_start[p + 1]):
@@ -171,7 +220,7 @@ def bar_pass(mu, sigma2, order, positions: Positions, teams: TeamLevels, beta2, 
     factor.
     """
     pos_start, winner = positions
-    buf = new_team_buffers(max_cands, teams.offs8.shape[0] + teams.offsw.shape[0])
+    buf = new_team_buffers(max_cands, team_width(teams))
     mem, mstart, tmu, ts2 = buf
     omega = np.empty(max_cands)
     delta = np.empty(max_cands)
@@ -413,7 +462,7 @@ def lbr_pass(mu, sigma2, order, positions: Positions, teams: TeamLevels, ep: EPS
     """LBR on the positions order lists, in that order, each position's EP posterior the
     prior of the next (assumed density filtering); return (hits, EP iterations summed)."""
     pos_start, winner = positions
-    width = teams.offs8.shape[0] + teams.offsw.shape[0]
+    width = team_width(teams)
     n_mem = max_cands * width
     buf = new_team_buffers(max_cands, width)
     tmu = buf.tmu

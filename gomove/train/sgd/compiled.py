@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from gomove.data.flat import FlatData
+from gomove.features.hierarchy import Hierarchy
 from gomove.models.fbt import FactorizationBT
 from gomove.train.config import SGDConfig, auto_batch_size
 from gomove.train.sgd import kernels
@@ -59,7 +60,16 @@ class CompiledSGD:
     step (for the sampled gradient, the full softmax loss it estimates).
     """
 
-    def __init__(self, model: FactorizationBT, data: FlatData, cfg: SGDConfig) -> None:
+    def __init__(
+        self,
+        model: FactorizationBT,
+        data: FlatData,
+        cfg: SGDConfig,
+        hierarchy: Hierarchy | None = None,
+    ) -> None:
+        """hierarchy (features.shapes=all): the model's parameters are raw (a pattern's
+        own part); the steps read the effective table (each row summed over its chain)
+        and carry its gradient back to the raw rows (features.hierarchy)."""
         if model.w.device.type != "cpu":
             raise ValueError("the compiled engine runs on the CPU; use padded batches on CUDA")
         if model.n_features < data.min_features:
@@ -75,7 +85,10 @@ class CompiledSGD:
         f, k = self.v.shape
         self.width = (0,) * (1 + k)  # see kernels.batch_grad
         self.table = np.zeros((f, 1 + k))
-        kernels.fill_table(self.w, self.v, self.table, self.width)
+        self.hierarchy = hierarchy
+        # what the steps read: the table itself, or its chain sums
+        self.read = self.table if hierarchy is None else np.zeros_like(self.table)
+        self._fill()
         self.params = Params(self.w, self.v, self.table)
         self.grad = np.zeros_like(self.table)
         self.gw, self.gv = np.zeros(f), np.zeros((f, k))  # the parameters' gradients
@@ -128,8 +141,17 @@ class CompiledSGD:
         self.n_steps = state["n_steps"]
         self.order_rng.bit_generator.state = state["order_rng"]
         self.sample_rng.bit_generator.state = state["sample_rng"]
-        kernels.fill_table(self.w, self.v, self.table, self.width)
+        self._fill()
         self._l2 = None
+
+    def _fill(self) -> None:
+        """The table from the parameters, and what the steps read from it."""
+        kernels.fill_table(self.w, self.v, self.table, self.width)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        if self.hierarchy is not None:
+            self.hierarchy.sum_down_into(self.table, self.read)
 
     def __iter__(self) -> Iterator[np.ndarray]:
         order = self.order_rng.permutation(self.data.n_positions)
@@ -155,8 +177,8 @@ class CompiledSGD:
         else:
             unif = self._no_unif
             mode = kernels.FULL if mode == kernels.SAMPLED else mode
-        return kernels.batch_grad(
-            self.table,
+        out = kernels.batch_grad(
+            self.read,
             self.levels,
             MiniBatch(pos, unif),
             mode,
@@ -165,6 +187,9 @@ class CompiledSGD:
             self.scratch,
             self.width,
         )
+        if backward and self.hierarchy is not None:
+            self.hierarchy.sum_up_inplace(self.grad)  # to the raw rows
+        return out
 
     def _reduce(self, ll: float, loss: float, n: int, backward: bool) -> tuple[float, float, int]:
         """(log-likelihood, loss, positions) of the step's whole batch from this process's
@@ -193,4 +218,5 @@ class CompiledSGD:
         h1, h2, eps = (0.9, 0.999, 1e-8) if adam else (cfg.momentum, 0.0, 0.0)
         hp = StepSettings(adam, lr, h1, h2, eps, self.n_steps, cfg.lambda_w, cfg.lambda_v)
         l2 = kernels.update_params(self.params, self.grads, self.state, hp, self.width)
+        self._refresh()
         return loss / max(n, 1) + l2, ll, n

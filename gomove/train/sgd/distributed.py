@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from gomove.data.flat import FlatData
+from gomove.features.hierarchy import Hierarchy
 from gomove.models.fbt import FactorizationBT
 from gomove.train.config import SGDConfig
 from gomove.train.sgd.compiled import CompiledSGD
@@ -28,8 +29,15 @@ class DistributedSGD(CompiledSGD):
     objective and log-likelihood are summed likewise).
     """
 
-    def __init__(self, model: FactorizationBT, data: FlatData, cfg: SGDConfig, world: World):
-        super().__init__(model, data, cfg)
+    def __init__(
+        self,
+        model: FactorizationBT,
+        data: FlatData,
+        cfg: SGDConfig,
+        world: World,
+        hierarchy: Hierarchy | None = None,
+    ):
+        super().__init__(model, data, cfg, hierarchy)
         self.world = world
         # each rank its own order and draws (one seed would draw alike on every rank)
         self.order_rng = np.random.default_rng([cfg.seed, 0, world.rank])

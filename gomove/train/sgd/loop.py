@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 from gomove.data.batch import Batch
 from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
+from gomove.features.hierarchy import Hierarchy
 from gomove.features.registry import GroupSpan
 from gomove.models import MoveModel
 from gomove.models.device import resolve_device
@@ -55,6 +56,7 @@ from gomove.models.fbt import (
     sampled_fbt_grad_loss,
 )
 from gomove.train.config import MMConfig, SGDConfig, compiled_engine
+from gomove.train.hierarchy import collapse, expand_batch, uncollapse
 from gomove.train.mm.distributed import distributed_mm
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.loop import MMPasses
@@ -191,6 +193,7 @@ def train_sgd(
     init: MoveModel | None = None,
     checkpoint: Resume | None = None,
     world: World | None = None,
+    hierarchy: Hierarchy | None = None,
 ) -> tuple[FactorizationBT, list[dict[str, Any]]]:
     """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
 
@@ -211,6 +214,9 @@ def train_sgd(
     apart) as an uninterrupted run, bit for bit. world: the ranks
     (gomove.train.world), each holding its share of the positions in
     FlatData: every step's batch is spread over them, the gradient all-reduced.
+    hierarchy (features.shapes=all): every pattern of a candidate's chain in its team;
+    the engines train raw parameters (gomove.features.hierarchy; the train state holds
+    them), validation and the model returned the effective ones, a largest-only model.
     """
     cfg.validate()
     device = resolve_device(device)
@@ -232,6 +238,8 @@ def train_sgd(
         groups = groups or data.group_spans()
     model = initial_model(init_cfg, n_features, init_data, device, groups, progress, init)
     del init_data
+    if hierarchy is not None and (init_cfg.init == "mm" or init is not None):
+        model = uncollapse(model, hierarchy)  # an effective start, as raw parameters
     if flat:
         (total,) = world.sum(data.n_positions)
         n_positions = int(total)
@@ -249,13 +257,16 @@ def train_sgd(
     steps: CompiledSGD | TorchSGD | _PaddedSteps
     if compiled:
         if world.distributed:
-            steps = DistributedSGD(model, data, cfg, world)
+            steps = DistributedSGD(model, data, cfg, world, hierarchy)
         else:
-            steps = CompiledSGD(model, data, cfg)
+            steps = CompiledSGD(model, data, cfg, hierarchy)
     elif flat:
-        steps = TorchSGD(model, data, cfg)
+        steps = TorchSGD(model, data, cfg, hierarchy)
     else:
-        steps = _PaddedSteps(model, batches, n_positions, cfg, device)
+        steps = _PaddedSteps(model, batches, n_positions, cfg, device, hierarchy)
+
+    def effective() -> FactorizationBT:
+        return model if hierarchy is None else collapse(model, hierarchy)
 
     if state is None:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -263,7 +274,7 @@ def train_sgd(
         for batch in steps:
             sums.add(*steps.measure(batch))
         history = [sums.row(0, t0, c0, cfg.lr * lr_factor(cfg, 0))]
-        _report(history[-1], model, validate, writer)
+        _report(history[-1], effective(), validate, writer)
         seen = 0  # positions trained on (the schedule's clock)
         _save(checkpoint, model, steps, history, seen)
     else:
@@ -291,10 +302,11 @@ def train_sgd(
             seen += n
         row = sums.row(epoch, t0, c0, lr)
         history.append(row)
-        _report(row, model, validate, writer)
+        _report(row, effective(), validate, writer)
         _save(checkpoint, model, steps, history, seen)
         bar.set_postfix(loss=f"{row['loss']:.4f}", ll=f"{row['log_likelihood']:.4f}")
     bar.close()
+    model = effective()
     model.eval()
     return model, history
 
@@ -336,9 +348,12 @@ class _PaddedSteps:
         n_positions: int,
         cfg: SGDConfig,
         device: torch.device,
+        hierarchy: Hierarchy | None = None,
     ) -> None:
-        """batches: as ``shuffled`` gives them; n_positions: ``positions_of`` them."""
+        """batches: as ``shuffled`` gives them; n_positions: ``positions_of`` them;
+        hierarchy: every batch's teams hold their chains (expand_batch)."""
         self.model, self.cfg, self.device = model, cfg, device
+        self.hierarchy = hierarchy
         self.batches, self.n_positions = batches, n_positions
         self.sample_gen = torch.Generator(device=device).manual_seed(cfg.seed)
         self.start_cfg = replace(cfg, sample=0)  # the sampled loss's objective is the full one
@@ -353,15 +368,19 @@ class _PaddedSteps:
     def __iter__(self):
         return iter(self.batches)
 
+    def _teams(self, batch: Batch) -> Batch:
+        batch = batch.to(self.device)
+        return batch if self.hierarchy is None else expand_batch(batch, self.hierarchy)
+
     def measure(self, batch: Batch) -> tuple[float, float, int]:
         with torch.no_grad():
-            out = batch_loss(self.model, batch.to(self.device), self.start_cfg, self.sample_gen)
+            out = batch_loss(self.model, self._teams(batch), self.start_cfg, self.sample_gen)
         return float(out.objective), float(out.log_lik), out.n
 
     def step(self, batch: Batch, lr: float) -> tuple[float, float, int]:
         for group in self.opt.param_groups:
             group["lr"] = lr
-        out = batch_loss(self.model, batch.to(self.device), self.cfg, self.sample_gen)
+        out = batch_loss(self.model, self._teams(batch), self.cfg, self.sample_gen)
         self.opt.zero_grad(set_to_none=True)
         out.loss.backward()
         self.opt.step()

@@ -33,8 +33,10 @@ import torch.nn.functional as F
 
 from gomove.data.device import DeviceFlat
 from gomove.data.flat import FlatData
+from gomove.features.hierarchy import Hierarchy
 from gomove.models.fbt import FactorizationBT
 from gomove.train.config import SGDConfig, auto_batch_size
+from gomove.train.hierarchy import TorchChain
 
 FULL, SAMPLED, LFR = "full", "sampled", "lfr"
 
@@ -47,7 +49,14 @@ class TorchSGD:
     move), positions); state_dict / load_state_dict continue a run.
     """
 
-    def __init__(self, model: FactorizationBT, data: FlatData, cfg: SGDConfig) -> None:
+    def __init__(
+        self,
+        model: FactorizationBT,
+        data: FlatData,
+        cfg: SGDConfig,
+        hierarchy: Hierarchy | None = None,
+    ) -> None:
+        """hierarchy: as CompiledSGD's (raw parameters, the chain sums read)."""
         if model.n_features < data.min_features:
             raise ValueError(
                 f"the data index {data.min_features} features, the model has {model.n_features}"
@@ -56,6 +65,7 @@ class TorchSGD:
             cfg = replace(cfg, batch_size=auto_batch_size(data.n_positions))
         self.model, self.cfg = model, cfg
         self.device = model.w.device
+        self.chain = None if hierarchy is None else TorchChain(hierarchy, self.device)
         self.flat = DeviceFlat(data, self.device)
         self.pos_start = data.pos_start  # on the host: batch sizes without a device sync
         self.n_positions = data.n_positions
@@ -73,12 +83,13 @@ class TorchSGD:
         self.table = self._table()
 
     def _table(self) -> torch.Tensor:
-        """float64[F, 1 + k]: (w - ||v||^2 / 2, v), row 0 zero (kernels.fill_table)."""
+        """float64[F, 1 + k]: (w - ||v||^2 / 2, v), row 0 zero (kernels.fill_table);
+        with a hierarchy, its chain sums (what the steps read)."""
         w = self.model.w.detach().to(torch.float64)
         v = self.model.v.detach().to(torch.float64)
         table = torch.cat([(w - 0.5 * (v * v).sum(1)).unsqueeze(1), v], 1)
         table[0] = 0.0
-        return table
+        return table if self.chain is None else self.chain.sum_down(table)
 
     def state_dict(self) -> dict[str, Any]:
         """CompiledSGD's: the optimizer's moments and step count, both generators."""
@@ -144,6 +155,8 @@ class TorchSGD:
             else:
                 surrogate = loss / n
             (grad,) = torch.autograd.grad(surrogate, table)
+        if self.chain is not None:
+            grad = self.chain.sum_up(grad)  # to the raw rows
         return float(ll.detach().sum()), float(loss.detach()), grad
 
     def _lfr_loss(self, e, seg, win, counts, n) -> torch.Tensor:

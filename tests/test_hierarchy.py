@@ -1,0 +1,266 @@
+"""features.shapes=all: every pattern of a candidate's chain in its team.
+
+Invariants checked, on the random 9x9 games of conftest (patterns of radius 3..5):
+- Hierarchy.of lifts the table's parents to global indices; sum_down is each
+  feature's sum over its chain (walked one step at a time), sum_up its transpose,
+  the torch twins equal them, uncollapse inverts collapse;
+- MM: the engine under ChainPasses trains exactly what fit_gammas trains over
+  padded batches whose teams hold every chain member, one column per radius (the
+  oracle, built by walking the chains in Python); the log-posterior never falls;
+- FBT/LFR: the compiled step's loss and raw gradient equal autograd through a raw
+  model on teams expanded with the chain; TorchSGD and the padded path train the
+  same model as CompiledSGD;
+- the rankers' teams hold the chain; the models returned (collapsed) score the
+  largest-only teams as the raw models score the chain's teams;
+- hierarchical LBR starts a child at its parent's value with the smaller variance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from gomove.data.batch import Batch
+from gomove.data.loader import flat_batch
+from gomove.features.hierarchy import Hierarchy
+from gomove.models.fbt import FactorizationBT
+from gomove.models.mm import BradleyTerry
+from gomove.models.rankers import GaussianRanking
+from gomove.train.config import MMConfig, RankerConfig, SGDConfig
+from gomove.train.hierarchy import TorchChain, collapse, expand_batch, uncollapse
+from gomove.train.mm.compiled import NumbaMM
+from gomove.train.mm.fit import train_mm
+from gomove.train.mm.loop import fit_gammas
+from gomove.train.mm.padded import PaddedMM
+from gomove.train.rankers.fit import Members, fit_ranker, gaussian_prior
+from gomove.train.rankers.kernels import team_members, team_width
+from gomove.train.sgd.compiled import CompiledSGD
+from gomove.train.sgd.loop import train_sgd
+
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def hier(extracted) -> Hierarchy:
+    ds, ex = extracted
+    return Hierarchy.of(ex.registry, ex.table)
+
+
+def walked_sum(h: Hierarchy, x: np.ndarray) -> np.ndarray:
+    """The reference: every feature's sum over its chain, walked one parent at a time."""
+    out = np.zeros_like(x, dtype=np.float64)
+    for f in range(len(x)):
+        for q in h.chain(f):
+            out[f] += x[q]
+    out[0] = x[0]
+    return out
+
+
+def radius_batch(ds, h: Hierarchy) -> tuple[Batch, list]:
+    """All positions as one padded batch whose teams hold every pattern of the chain,
+    one column per group of h.groups (a radius each for the shapes): the oracle's."""
+    flat = ds.flat()
+    b = flat_batch(flat, np.arange(flat.n_positions))
+    feat = b.feat.numpy()
+    out = np.zeros(feat.shape[:2] + (len(h.groups),), dtype=np.int64)
+    starts = [(o, o + s) for _, o, s in h.groups]
+    for i, col in enumerate(h.group_column):
+        if col != h.column:
+            out[..., i] = feat[..., col]
+    shape = feat[..., h.column]
+    for idx in zip(*np.nonzero(shape), strict=True):
+        for q in h.chain(int(shape[idx])):
+            i = next(i for i, (lo, hi) in enumerate(starts) if lo <= q < hi)
+            assert out[idx + (i,)] == 0  # one pattern a radius
+            out[idx + (i,)] = q
+    return replace(b, feat=torch.from_numpy(out)), list(h.groups)
+
+
+def test_hierarchy_of_table(extracted, hier):
+    ds, ex = extracted
+    table, reg = ex.table, ex.registry
+    o = int(reg.offsets[reg.group_index("shape")])
+    assert (hier.up > 0).sum() > 10  # the fixture has chains
+    for i, p in enumerate(table.parents):
+        assert hier.up[o + i] == (o + p - 1 if p else 0)
+        if p:
+            assert table.radius[p - 1] < table.radius[i]
+    assert (hier.up[:o] == 0).all() and (hier.up[o + len(table) :] == 0).all()
+    # the radius groups tile the shape group, one radius each
+    spans = [g for g in hier.groups if g.name.startswith("shape:")]
+    assert spans[0].offset == o and sum(g.size for g in spans) == len(table)
+    for g in spans:
+        assert len(set(table.radius[g.offset - o : g.offset - o + g.size])) == 1
+    assert hier.longest == max(len(hier.chain(f)) for f in range(hier.n_features))
+
+
+def test_sums_equal_walked_chains(hier):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(hier.n_features, 3))
+    np.testing.assert_allclose(hier.sum_down(x), walked_sum(hier, x), atol=1e-12)
+    g = rng.normal(size=(hier.n_features, 3))
+    # sum_up is the transpose: <sum_down x, g> = <x, sum_up g>
+    assert np.isclose((hier.sum_down(x) * g).sum(), (x * hier.sum_up(g)).sum())
+    chain = TorchChain(hier, CPU)
+    np.testing.assert_allclose(chain.sum_down(torch.from_numpy(x)).numpy(), hier.sum_down(x))
+    np.testing.assert_allclose(chain.sum_up(torch.from_numpy(g)).numpy(), hier.sum_up(g))
+    np.testing.assert_allclose(hier.sum_down(x[:, 0]), hier.sum_down(x)[:, 0])
+
+
+def test_collapse_scores_the_chain_teams(extracted, hier):
+    """The collapsed model on largest-only teams = the raw model on the chain's teams."""
+    ds, _ = extracted
+    b = flat_batch(ds.flat(), np.arange(ds.flat().n_positions))
+    chained = expand_batch(b, hier)
+    gen = torch.Generator().manual_seed(1)
+    f = hier.n_features
+    fbt = FactorizationBT(f, k=3, init_std=0.3, dtype=torch.float64, generator=gen)
+    with torch.no_grad():
+        fbt.w.normal_(generator=gen)
+    lg = torch.randn(f, generator=gen, dtype=torch.float64)
+    lg[0] = 0.0
+    for raw in (fbt, BradleyTerry(f, lg)):
+        want = raw.log_probs(chained.feat, chained.mask)
+        got = collapse(raw, hier).log_probs(b.feat, b.mask)
+        torch.testing.assert_close(got[b.mask], want[b.mask])
+        back = uncollapse(collapse(raw, hier), hier)
+        for p, q in zip(back.state_dict().values(), raw.state_dict().values(), strict=True):
+            torch.testing.assert_close(p, q)
+
+
+def test_mm_equals_the_chain_oracle(extracted, hier):
+    ds, ex = extracted
+    f = ex.registry.n_features
+    cfg = MMConfig(max_iters=3, tol=0.0)
+    batch, groups = radius_batch(ds, hier)
+    oracle, hist = fit_gammas(PaddedMM([batch], CPU, groups), f, groups, cfg, progress=False)
+    model, history = train_mm(
+        NumbaMM(ds.flat(), team_dtype="float64"), f, ex.registry.group_spans(), cfg,
+        device=CPU, progress=False, hierarchy=hier,
+    )  # fmt: skip
+    np.testing.assert_allclose(model.log_gamma.numpy(), hier.sum_down(oracle), atol=1e-9)
+    np.testing.assert_allclose(
+        [h["log_posterior"] for h in history], [h["log_posterior"] for h in hist], atol=1e-10
+    )
+    # every update is an exact MM step on the chain's teams: the posterior never falls
+    lp = [h["log_posterior"] for h in history]
+    assert all(b >= a - 1e-12 for a, b in zip(lp, lp[1:], strict=False))
+    assert len(history[1]["updates"]) == len(hier.groups)  # one update a radius
+
+
+@pytest.mark.parametrize("name", ["fbt", "lfr"])
+def test_sgd_gradient_equals_autograd_on_chain_teams(extracted, hier, name):
+    ds, ex = extracted
+    flat = ds.flat()
+    f = ex.registry.n_features
+    gen = torch.Generator().manual_seed(2)
+    model = FactorizationBT(f, k=4, init_std=0.3, dtype=torch.float64, generator=gen)
+    with torch.no_grad():
+        model.w.normal_(generator=gen)
+    cfg = SGDConfig(name=name, k=4, batch_size=16, lambda_w=0.0, lambda_v=0.0)
+    steps = CompiledSGD(model, flat, cfg, hier)
+    pos = np.arange(0, flat.n_positions, 3)
+    ll, loss = steps.loss_grad(pos)
+    grad_table = steps.grad.copy()
+
+    raw = FactorizationBT(f, k=4, dtype=torch.float64)
+    raw.load_state_dict(model.state_dict())
+    b = expand_batch(flat_batch(flat, pos), hier)
+    logp = raw.log_probs(b.feat, b.mask)
+    want_ll = logp[torch.arange(len(pos)), b.winner].sum()
+    assert np.isclose(ll, float(want_ll.detach()))
+    if name == "fbt":
+        (-want_ll / len(pos)).backward()
+        # the table gradient, carried to w and v as update_params does
+        gw = grad_table[:, 0]
+        gv = grad_table[:, 1:] - gw[:, None] * model.v.detach().numpy()
+        np.testing.assert_allclose(gw[1:], raw.w.grad.numpy()[1:], atol=1e-10)
+        np.testing.assert_allclose(gv[1:], raw.v.grad.numpy()[1:], atol=1e-10)
+
+
+@pytest.mark.parametrize("engine", ["torch", "padded"])
+def test_sgd_engines_train_alike(extracted, hier, engine):
+    ds, ex = extracted
+    f = ex.registry.n_features
+    cfg = SGDConfig(name="fbt", k=3, epochs=2, batch_size=64, lambda_w=1e-4, lambda_v=1e-4)
+    flat = ds.flat()
+    numba, _ = train_sgd(flat, f, cfg, device=CPU, progress=False, hierarchy=hier)
+    if engine == "torch":
+        other, _ = train_sgd(
+            flat, f, replace(cfg, engine="torch"), device=CPU, progress=False, hierarchy=hier
+        )
+        tol = 1e-5
+    else:  # the padded path sees other batches: the same objective, not the same steps
+        batches = [flat_batch(flat, np.arange(flat.n_positions))]
+        other, _ = train_sgd(
+            batches, f, replace(cfg, batch_size=flat.n_positions), device=CPU,
+            progress=False, hierarchy=hier,
+        )  # fmt: skip
+        full, _ = train_sgd(
+            flat, f, replace(cfg, batch_size=flat.n_positions), device=CPU,
+            progress=False, hierarchy=hier,
+        )  # fmt: skip
+        numba, tol = full, 1e-4
+    torch.testing.assert_close(other.w.detach(), numba.w.detach(), atol=tol, rtol=0)
+    torch.testing.assert_close(other.v.detach(), numba.v.detach(), atol=tol, rtol=0)
+
+
+def test_ranker_teams_hold_the_chain(extracted, hier):
+    ds, _ = extracted
+    flat = ds.flat()
+    plain, chained = Members(flat, False), Members(flat, False, hierarchy=hier)
+    _, t0 = plain.args()
+    _, t1 = chained.args()
+    b0 = np.empty(team_width(t0), dtype=np.int64)
+    b1 = np.empty(team_width(t1), dtype=np.int64)
+    seen_chain = False
+    for c in range(flat.n_candidates):
+        n0, n1 = team_members(c, t0, b0, 0), team_members(c, t1, b1, 0)
+        want = [q for m in b0[:n0] for q in hier.chain(int(m))]
+        assert sorted(b1[:n1].tolist()) == sorted(want)
+        seen_chain |= n1 > n0
+    assert seen_chain
+
+
+@pytest.mark.parametrize("name", ["pr", "bar", "lbr"])
+def test_rankers_return_the_collapsed_model(extracted, hier, name):
+    ds, ex = extracted
+    flat, f = ds.flat(), ex.registry.n_features
+    cfg = RankerConfig(name=name, calibrate_positions=200)
+    model, _ = fit_ranker(cfg, flat, ex.registry.group_spans(), f, CPU, hierarchy=hier)
+    plain, _ = fit_ranker(cfg, flat, ex.registry.group_spans(), f, CPU)
+    assert not torch.equal(model.theta, plain.theta)  # the chain changed the teams
+    child = np.flatnonzero(hier.up)
+    # a child's value includes its parent's: the collapsed theta differs from the raw own part
+    assert np.abs(model.theta.numpy()[child]).max() > 0
+
+
+def test_hierarchical_lbr_prior(extracted, hier):
+    ds, ex = extracted
+    flat, f = ds.flat(), ex.registry.n_features
+    groups = ex.registry.group_spans()
+    with pytest.raises(ValueError, match="hierarchy"):
+        fit_ranker(RankerConfig(name="lbr", hierarchy=True), flat, groups, f, CPU)
+    with pytest.raises(ValueError, match="hierarchy"):
+        RankerConfig(name="pr", hierarchy=True).validate()
+    cfg = RankerConfig(name="lbr", hierarchy=True, hierarchy_sigma2=0.1, prior_mu=0.5)
+    mu, s2 = gaussian_prior(cfg, f, hier)
+    prior = GaussianRanking(f, mu, s2)
+    value = collapse(prior, hier)
+    # before any game: every pattern at its root's prior mean, its variance the root's
+    # plus hierarchy_sigma2 for every step down the chain (Stern's hierarchical prior)
+    for q in np.flatnonzero(hier.up):
+        chain = hier.chain(int(q))
+        assert float(value.theta[q]) == 0.5
+        assert np.isclose(float(value.sigma2[q]), 1.0 + 0.1 * (len(chain) - 1))
+    plain_mu, plain_s2 = gaussian_prior(replace(cfg, hierarchy=False), f, hier)
+    assert torch.equal(plain_mu, mu) and float(plain_s2.min()) == 1.0
+    # trained, the hierarchical model differs from the all-sizes one
+    a, _ = fit_ranker(replace(cfg, calibrate_positions=200), flat, groups, f, CPU,
+                      hierarchy=hier)  # fmt: skip
+    b, _ = fit_ranker(replace(cfg, hierarchy=False, calibrate_positions=200), flat, groups, f,
+                      CPU, hierarchy=hier)  # fmt: skip
+    assert not torch.allclose(a.theta, b.theta)

@@ -12,7 +12,8 @@ Invariants checked, on the random 9x9 games of conftest (patterns of radius 3..5
   same model as CompiledSGD;
 - the rankers' teams hold the chain; the models returned (collapsed) score the
   largest-only teams as the raw models score the chain's teams;
-- hierarchical LBR starts a child at its parent's value with the smaller variance.
+- hierarchical LBR starts a child at its parent's value with the smaller variance;
+- a temperature folded into MM's or FBT's parameters scales its strengths.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from gomove.features.hierarchy import Hierarchy
 from gomove.models.fbt import FactorizationBT
 from gomove.models.mm import BradleyTerry
 from gomove.models.rankers import GaussianRanking
+from gomove.train.calibrate import calibrate, model_strength, tempered
 from gomove.train.config import MMConfig, RankerConfig, SGDConfig
 from gomove.train.hierarchy import TorchChain, collapse, expand_batch, uncollapse
 from gomove.train.mm.compiled import NumbaMM
@@ -39,6 +41,7 @@ from gomove.train.rankers.fit import Members, fit_ranker, gaussian_prior
 from gomove.train.rankers.kernels import team_members, team_width
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.loop import train_sgd
+from gomove.train.specs import TrainContext, calibrated
 
 CPU = torch.device("cpu")
 
@@ -264,3 +267,43 @@ def test_hierarchical_lbr_prior(extracted, hier):
     b, _ = fit_ranker(replace(cfg, hierarchy=False, calibrate_positions=200), flat, groups, f,
                       CPU, hierarchy=hier)  # fmt: skip
     assert not torch.allclose(a.theta, b.theta)
+
+
+def test_tempered_models_scale_their_strengths(extracted, hier):
+    """tempered(model, tau) scores softmax(tau * strength); calibrate's tau is the best one."""
+    ds, ex = extracted
+    b = flat_batch(ds.flat(), np.arange(ds.flat().n_positions))
+    gen = torch.Generator().manual_seed(3)
+    f = ex.registry.n_features
+    fbt = FactorizationBT(f, k=3, init_std=0.3, dtype=torch.float64, generator=gen)
+    lg = torch.randn(f, generator=gen, dtype=torch.float64)
+    lg[0] = 0.0
+    for m in (fbt, BradleyTerry(f, lg)):
+        s = model_strength(m)(b.feat)
+        want = torch.log_softmax((0.7 * s).masked_fill(~b.mask, -torch.inf), 1)
+        got = tempered(m, 0.7).log_probs(b.feat, b.mask)
+        torch.testing.assert_close(got[b.mask], want[b.mask])
+        cal, tau = calibrate(m, [b])
+
+        def ll(model) -> float:
+            lp = model.log_probs(b.feat, b.mask)
+            return float(lp[torch.arange(len(b)), b.winner].sum())
+
+        assert ll(cal) >= max(ll(tempered(m, tau * 1.05)), ll(tempered(m, tau / 1.05)))
+    with pytest.raises(ValueError, match="temperature"):
+        tempered(fbt, 0.0)
+
+
+def test_calibrate_config_needs_validation(extracted):
+    ds, ex = extracted
+    b = flat_batch(ds.flat(), np.arange(ds.flat().n_positions))
+    lg = torch.randn(ex.registry.n_features, dtype=torch.float64, generator=torch.Generator())
+    lg[0] = 0.0
+    m = BradleyTerry(ex.registry.n_features, lg)
+    hist = [{"iter": 0}]
+    ctx = TrainContext(ex.registry, CPU)
+    assert calibrated((m, hist), MMConfig(), ctx)[0] is m  # off: untouched
+    with pytest.raises(ValueError, match="data.val"):
+        calibrated((m, hist), MMConfig(calibrate=True), ctx)
+    out, h = calibrated((m, hist), MMConfig(calibrate=True), replace(ctx, val_data=[b]))
+    assert h[-1]["temperature"] > 0 and not torch.equal(out.log_gamma, m.log_gamma)

@@ -35,11 +35,11 @@ from synthetic import flat_of, make_data, make_groups, padded, random_log_gamma
 from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader, flat_batch
 from gomove.models.rankers import GaussianRanking, WinRateRanking
+from gomove.train.calibrate import fit_temperature
 from gomove.train.config import RankerConfig
 from gomove.train.rankers.fit import (
     Members,
     fit_ranker,
-    fit_temperature,
     pr_counts_torch,
     win_rates,
 )
@@ -324,7 +324,7 @@ def test_fitted_temperature_is_the_maximum():
     true = random_log_gamma(13, 4)
     batches = make_data(true, groups, 3, 40, 10, seed=5)
     model = WinRateRanking(13, 0.5 * true + 0.3 * random_log_gamma(13, 6))
-    tau = fit_temperature(model, batches)
+    tau = fit_temperature(model.team_strength, batches)
     assert 0.5 < tau < 8  # about 2: the strengths are half the true log-gammas, plus noise
 
     def ll(t: float) -> float:

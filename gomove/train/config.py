@@ -109,9 +109,12 @@ class MMConfig(ModelConfig):
     engine: the flat layout's engine: "auto" (numba on the CPU, torch elsewhere),
         "numba" (gomove.train.mm.compiled, CPU only) or "torch"
         (gomove.train.mm.tensor, any device: the CUDA path, checkable on the CPU).
+    calibrate: after training, fit the softmax temperature on the validation set
+        and fold it into the gammas (gomove.train.calibrate; needs data.val).
     """
 
     name: str = "mm"
+    calibrate: bool = False
     max_iters: int = 100
     tol: float = 1e-4
     schedule: str = "cyclic"
@@ -158,6 +161,8 @@ class SGDConfig(ModelConfig):
     engine: the flat layout's engine: "auto" (numba on the CPU, torch elsewhere),
     "numba" (gomove.train.sgd.compiled, CPU only) or "torch" (gomove.train.sgd.tensor,
     any device: the CUDA path, checkable on the CPU); both give the same model.
+    calibrate: after training, fit the softmax temperature on the validation set
+    and fold it into w and v (gomove.train.calibrate; needs data.val).
     """
 
     name: str = "fbt"
@@ -166,6 +171,7 @@ class SGDConfig(ModelConfig):
     schedule: str = "cosine"
     lr_gamma: float = 0.1
     lr_step: int = 10
+    calibrate: bool = False
     epochs: int = 10
     batch_size: int | None = None
     lambda_w: float = 1e-5

@@ -42,6 +42,7 @@ from gomove.features.registry import Registry
 from gomove.models import MoveModel
 from gomove.models.checkpoint import load_checkpoint, model_class
 from gomove.samples import sample_path
+from gomove.train.calibrate import calibrate
 from gomove.train.config import (
     Config,
     DataConfig,
@@ -121,6 +122,24 @@ class ModelSpec:
         return BatchLoader(ds, batch_size=batch_size)
 
 
+def calibrated(
+    fitted: tuple[MoveModel, History], cfg: MMConfig | SGDConfig, ctx: TrainContext
+) -> tuple[MoveModel, History]:
+    """The model tempered on the validation set when cfg.calibrate (gomove.train.calibrate);
+    the temperature joins the last history row."""
+    model, history = fitted
+    if not cfg.calibrate:
+        return model, history
+    if ctx.val_data is None:
+        raise ValueError(
+            "model.calibrate=true fits a temperature on the validation set: set data.val"
+        )
+    model, tau = calibrate(model, ctx.val_data)
+    history[-1]["temperature"] = tau
+    log.info("calibrated on the validation set: temperature %.4f", tau)
+    return model, history
+
+
 def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
     """Coulom's MM (gomove.train.mm.fit) on the flat layout or on padded batches."""
     reg = ctx.registry
@@ -128,7 +147,7 @@ def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel
         engine: MMPasses = flat_mm(data, ctx.device, cfg.team_dtype, cfg.engine)
     else:
         engine = PaddedMM(data, ctx.device, reg.group_spans())
-    return train_mm(
+    fitted = train_mm(
         distributed_mm(engine, ctx.world),
         reg.n_features,
         reg.group_spans(),
@@ -140,6 +159,7 @@ def fit_mm(cfg: MMConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel
         checkpoint=ctx.checkpoint,
         hierarchy=ctx.hierarchy,
     )
+    return calibrated(fitted, cfg, ctx)
 
 
 def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:
@@ -152,7 +172,7 @@ def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveMod
         init = state["module"]
         log.info("init from %s (%s)", cfg.init_checkpoint, state["model_name"])
     reg = ctx.registry
-    return train_sgd(
+    fitted = train_sgd(
         data,
         reg.n_features,
         cfg,
@@ -166,6 +186,7 @@ def fit_sgd(cfg: SGDConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveMod
         world=ctx.world,
         hierarchy=ctx.hierarchy,
     )
+    return calibrated(fitted, cfg, ctx)
 
 
 def fit_rankers(cfg: RankerConfig, data: TrainData, ctx: TrainContext) -> tuple[MoveModel, History]:

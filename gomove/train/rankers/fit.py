@@ -39,6 +39,7 @@ from gomove.data.loader import flat_batch
 from gomove.features.hierarchy import Hierarchy
 from gomove.features.registry import GroupSpan
 from gomove.models.rankers import AdditiveRanking, GaussianRanking, WinRateRanking
+from gomove.train.calibrate import fit_temperature
 from gomove.train.config import RankerConfig
 from gomove.train.hierarchy import collapse
 from gomove.train.monitor import Validate, report_row
@@ -135,43 +136,6 @@ def pr_counts_torch(
         appear += torch.bincount(every.reshape(-1), minlength=n_features).double()
         wins += torch.bincount(won.reshape(-1), minlength=n_features).double()
     return wins, appear
-
-
-def fit_temperature(model: AdditiveRanking, batches: Iterable[Batch]) -> float:
-    """The temperature maximizing sum_j log softmax(temperature * strength)[expert of j].
-
-    The log-likelihood is concave in the temperature (its second derivative is
-    minus the variance of the strength under the softmax), so damped Newton steps
-    from 1 / sd(strengths) converge. 1.0 when every strength ties.
-    """
-    data = []
-    with torch.no_grad():
-        for b in batches:
-            s = model.team_strength(b.feat.to(model.theta.device)).cpu()
-            data.append((s, b.mask.cpu(), b.winner.cpu()))
-    vals = torch.cat([s[m] for s, m, _ in data])
-    sd = float(vals.std()) if vals.numel() > 1 else 0.0
-    if not sd > 0:
-        return 1.0
-    tau = 1.0 / sd
-    for _ in range(50):
-        grad = hess = 0.0
-        for s, m, w in data:
-            logits = (tau * s).masked_fill(~m, float("-inf"))
-            p = torch.softmax(logits, 1)
-            s0 = s.masked_fill(~m, 0.0)
-            mean = (p * s0).sum(1)
-            grad += float((s0[torch.arange(len(w)), w] - mean).sum())
-            hess += float(((p * s0 * s0).sum(1) - mean * mean).sum())
-        if hess <= 0:
-            break
-        step = grad / hess
-        new = min(max(tau + step, tau / 2), tau * 2)  # damped, kept positive
-        if abs(new - tau) < 1e-7 * tau:
-            tau = new
-            break
-        tau = new
-    return tau
 
 
 def calibration_batches(
@@ -351,7 +315,7 @@ def _report(
 ) -> None:
     """Calibrate the temperature, then validate, log and write the row (report_row)."""
     t0 = time.perf_counter()
-    tau = fit_temperature(model, calib)
+    tau = fit_temperature(model.team_strength, calib)
     model.temperature.fill_(tau)
     row["temperature"] = tau
     row["calibrate_seconds"] = time.perf_counter() - t0

@@ -65,7 +65,7 @@ import numpy as np
 from gomove.atomic import atomic_write_text
 from gomove.features.harvest import PatternTable
 from gomove.features.patterns import S_EMPTY, S_OFF, S_OPP, S_OWN, make_templates, states_hash
-from gomove.features.registry import Registry
+from gomove.features.registry import SHAPE_GROUP, Registry
 
 MAX_DIST = 10  # Pachi's MAX_PATTERN_DIST
 SPAT_HEADER = f"# Pachi spatial patterns dictionary v1.1 maxdist {MAX_DIST}"
@@ -334,9 +334,9 @@ def write_pachi(
 ) -> dict[str, object]:
     """Write patterns_mm.spat and patterns_mm.gamma of an MM model into out_dir; return
     a summary (pattern counts, where each tactical gamma came from)."""
-    if "shape" not in reg.group_names:
+    if SHAPE_GROUP not in reg.group_names:
         raise ValueError("the model has no shape group: nothing to write a dictionary of")
-    g = reg.group_index("shape")
+    g = reg.group_index(SHAPE_GROUP)
     off, size = int(reg.offsets[g]), int(reg.sizes[g])
     if size != len(table):
         raise ValueError(f"the registry has {size} shapes, the pattern table {len(table)}")

@@ -26,6 +26,7 @@ from gomove.data.sources import paths, read_config
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import PatternTable
+from gomove.features.registry import SHAPE_GROUP
 from gomove.models.checkpoint import load_checkpoint
 
 
@@ -120,7 +121,7 @@ def extractor_of(path: str | Path) -> FeatureExtractor:
     cfg = FeatureConfig(**ds.meta["features"])
     table = None
     if cfg.shapes:
-        shape = [g for g in ds.registry.groups if g.name == "shape"]
+        shape = [g for g in ds.registry.groups if g.name == SHAPE_GROUP]
         table = table_from_names(shape[0].levels if shape else (), cfg)
     ex = FeatureExtractor(cfg, table)
     if ex.registry != ds.registry:

@@ -25,7 +25,7 @@ from gomove.features.light import pattern_levels as light_pattern_levels
 from gomove.features.mc_owner import level_names as mc_owner_level_names
 from gomove.features.patterns import make_templates
 from gomove.features.position import FeatureVisitor, visit_position
-from gomove.features.registry import Group, Registry
+from gomove.features.registry import SHAPE_GROUP, Group, Registry
 from gomove.features.small import level_names as small_level_names
 from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS
 from gomove.playout.driver import default_max_moves
@@ -56,7 +56,7 @@ class FeatureExtractor:
         if cfg.mc_owner:
             groups.append(Group("mc_owner", mc_owner_level_names(cfg.mc_owner_playouts)))
         if self.table is not None:
-            groups.append(Group("shape", self.table.level_names()))
+            groups.append(Group(SHAPE_GROUP, self.table.level_names()))
         if cfg.small:
             groups.append(Group("small", small_level_names()))
         self.registry = Registry(groups)
@@ -66,7 +66,7 @@ class FeatureExtractor:
         """int64[F]: the radius of each shape feature's pattern, 0 for other features."""
         out = np.zeros(self.registry.n_features, dtype=np.int64)
         if self.table is not None:
-            g = self.registry.group_index("shape")
+            g = self.registry.group_index(SHAPE_GROUP)
             o = self.registry.offsets[g]
             out[o : o + len(self.table)] = self.table.radius
         return out
@@ -109,9 +109,9 @@ class FeatureExtractor:
         if self.cfg.mc_owner:
             cols["mc_owner"] = v.owner_out[:total]
         if self.table is not None:
-            cols["shape"] = v.shape_out[:total]
+            cols[SHAPE_GROUP] = v.shape_out[:total]
         if self.cfg.small:
-            cols["small"] = self.small_levels(cols["shape"], v.small_out[:total])
+            cols["small"] = self.small_levels(cols[SHAPE_GROUP], v.small_out[:total])
         return cols
 
     def position(self, board: Board, color: int) -> tuple[np.ndarray, np.ndarray]:

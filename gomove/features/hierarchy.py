@@ -33,9 +33,7 @@ import numpy as np
 from numba import njit
 
 from gomove.features.harvest import PatternTable
-from gomove.features.registry import GroupSpan, Registry
-
-SHAPE_GROUP = "shape"
+from gomove.features.registry import SHAPE_GROUP, GroupSpan, Registry
 
 
 @njit(cache=True)

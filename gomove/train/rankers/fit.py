@@ -37,9 +37,9 @@ from gomove.data.batch import Batch
 from gomove.data.flat import FlatData
 from gomove.data.loader import flat_batch
 from gomove.features.hierarchy import Hierarchy
-from gomove.features.registry import GroupSpan
+from gomove.features.registry import SHAPE_GROUP, GroupSpan
 from gomove.models.rankers import AdditiveRanking, GaussianRanking, WinRateRanking
-from gomove.train.calibrate import fit_temperature
+from gomove.train.calibrate import fit_temperature, model_strength
 from gomove.train.config import RankerConfig
 from gomove.train.hierarchy import collapse
 from gomove.train.monitor import Validate, report_row
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SHAPE_GROUP = "shape"
 CALIBRATION_BATCH = 512  # positions per batch when calibrating on training positions
 
 RANKER_SCALARS = (
@@ -315,7 +314,7 @@ def _report(
 ) -> None:
     """Calibrate the temperature, then validate, log and write the row (report_row)."""
     t0 = time.perf_counter()
-    tau = fit_temperature(model.team_strength, calib)
+    tau = fit_temperature(model_strength(model), calib)
     model.temperature.fill_(tau)
     row["temperature"] = tau
     row["calibrate_seconds"] = time.perf_counter() - t0

@@ -21,6 +21,7 @@ from gomove.board.board import (
     WALL,
     WHITE,
     Board,
+    board_from_points,
     captures_of,
     copy_board,
     count_libs,
@@ -31,6 +32,7 @@ from gomove.board.board import (
     libs_after,
     new_board,
     play,
+    signed_points,
     string_libs,
 )
 from gomove.board.coords import PASS, loc_to_gtp, to_loc
@@ -750,6 +752,27 @@ def test_random_games_keep_incremental_state(rnd, size, n_moves, superko):
         assert after.color.tolist() == want
         assert after.info[KO] == want_ko
         assert_consistent(after)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rnd=st.randoms(use_true_random=False),
+    size=st.sampled_from([5, 9, 19]),
+    n_moves=st.integers(0, 200),
+)
+def test_board_from_points_rebuilds_a_played_position(rnd, size, n_moves):
+    """A position rebuilt from its stones alone (board_from_points, compiled) has the
+    played board's colours, strings, liberties and hash, and the colour to move."""
+    b = new_board(size)
+    for b, loc, color in random_game(rnd, size, n_moves, superko=False):
+        play(b, loc, color)
+    rebuilt = board_from_points(signed_points(b), size, WHITE)
+    assert rebuilt.color.tolist() == b.color.tolist()
+    assert rebuilt.zhash[0] == b.zhash[0]
+    assert rebuilt.info[TO_MOVE] == WHITE
+    assert_consistent(rebuilt)
+    with pytest.raises(ValueError, match="want"):
+        board_from_points(signed_points(b)[:-1], size, BLACK)
 
 
 @settings(max_examples=80, deadline=None)

@@ -99,12 +99,23 @@ def signed_points(b: Board) -> np.ndarray:
 def board_from_points(points: np.ndarray, size: int, to_move: int) -> Board:
     """A board holding the stones of signed_points' form (int8[size * size]), to_move
     (BLACK or WHITE) to play: a position known only by its stones (no ko, no history)."""
+    flat = np.ascontiguousarray(points, dtype=np.int8).reshape(-1)
+    if flat.shape[0] != size * size:
+        raise ValueError(f"points: want {size * size} for size {size}, not {flat.shape[0]}")
     b = new_board(size)
-    grid = np.asarray(points).reshape(size, size)
-    for r, c in zip(*np.nonzero(grid), strict=True):
-        place_stone(b, (int(r) + 1) * (size + 2) + int(c) + 1, BLACK if grid[r, c] > 0 else WHITE)
+    _place_points(b, flat)
     b.info[TO_MOVE] = to_move
     return b
+
+
+@njit(cache=True)
+def _place_points(b: Board, points: np.ndarray) -> None:
+    """board_from_points' stones, compiled: the territory model builds a board a query."""
+    size = b.info[SIZE]
+    for p in range(size * size):
+        if points[p] != 0:
+            loc = (p // size + 1) * (size + 2) + p % size + 1
+            place_stone(b, loc, BLACK if points[p] > 0 else WHITE)
 
 
 @njit(cache=True)

@@ -14,9 +14,11 @@ from gomove.models.territory import batched
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.models.territory.features import (
     FEATURE_SETS,
+    board_symmetries,
     features,
     geometry,
     grid_edges,
+    mc_counts,
     strings,
 )
 from gomove.models.territory.sampler import run_chain, run_chains, seed_state, start_state
@@ -198,6 +200,67 @@ def test_parameters_recovered_from_data_the_model_drew(method, engine, device):
     fit(crf, data, cfg, torch.device(device))
     assert np.abs(crf.field.detach().numpy() - true.field.detach().numpy()).max() < 0.2
     assert np.abs(crf.coupling.detach().numpy() - true.coupling.detach().numpy()).max() < 0.2
+
+
+def test_independent_fields_recovered_and_answered_exactly():
+    """method=independent leaves the couplings at zero and recovers the fields of a model
+    without couplings from data it drew; its query is exact: tanh of the fields, the
+    same as Swendsen-Wang sampling gives, with the score's variance summed."""
+    size = 5
+    rng = np.random.default_rng(3)
+    true = TerritoryCRF("stern")
+    with torch.no_grad():
+        true.field.copy_(torch.tensor(rng.normal(0, 0.8, 9)))
+    assert true.independent
+    colour, to_move, owner = _sampled_data(true, size, 2000, 4)
+    crf = TerritoryCRF("stern")
+    with torch.no_grad():
+        crf.coupling.fill_(0.0)
+    data = labelled_positions(crf, colour, to_move, owner, size)
+    cfg = TerritoryConfig(features="stern", method="independent", epochs=12, batch_size=100,
+                          lr=0.05, l2=0.0)  # fmt: skip
+    fit(crf, data, cfg, torch.device("cpu"))
+    assert crf.independent
+    assert np.abs(crf.field.detach().numpy() - true.field.detach().numpy()).max() < 0.15
+    est = crf.estimate(colour[0], int(to_move[0]), size, komi=0.5)
+    h, _ = crf.position_potentials(colour[0], int(to_move[0]), size)
+    sign = float(to_move[0])
+    assert est.sweeps == 0
+    np.testing.assert_allclose(est.expected_owner.reshape(-1), sign * np.tanh(h), atol=1e-12)
+    assert est.mean_score == pytest.approx(sign * np.tanh(h).sum() - 0.5)
+    assert est.score_stdev == pytest.approx(np.sqrt((1 - np.tanh(h) ** 2).sum()))
+    s = start_state(h, 0)
+    mean, _, _ = run_chain(h, geometry(size).edges, np.zeros(len(geometry(size).edges)), s,
+                           5, 0, seed_state(0, 0), False)  # fmt: skip
+    np.testing.assert_allclose(mean, np.tanh(h), atol=1e-12)  # Rao-Blackwellized: exact too
+
+
+def test_mc_features_count_the_playouts_of_the_canonical_position():
+    """The mc sets' counts: within the playouts, the same for a position turned (the
+    symmetry test checks the indices, colours swapped too), and they see the board: a
+    living wall's side owns its stones in every playout."""
+    size = 9
+    fs = FEATURE_SETS["mc8"]
+    points = np.zeros(size * size, np.int8)
+    points[[r * size + 4 for r in range(size)]] = 1  # a black wall down the middle
+    points[[r * size + 2 for r in range(size)]] = 1  # and another: two living halves
+    points[[1 * size + 7, 2 * size + 6]] = -1  # white stones, so that no symmetry keeps it
+    mine, theirs = mc_counts(points, size, fs.playouts)
+    assert (mine + theirs <= fs.playouts).all()
+    assert (mine[points == 1] == fs.playouts).all()  # black, the mover, keeps its walls
+    flipped = points.reshape(size, size)[:, ::-1].reshape(-1).copy()
+    mine2, theirs2 = mc_counts(flipped, size, fs.playouts)
+    np.testing.assert_array_equal(mine2.reshape(size, size)[:, ::-1].reshape(-1), mine)
+    np.testing.assert_array_equal(theirs2.reshape(size, size)[:, ::-1].reshape(-1), theirs)
+    perms = board_symmetries(size)
+    grid = np.arange(size * size).reshape(size, size)
+    want = set()
+    for k in range(4):
+        for g in (np.rot90(grid, k), np.rot90(grid, k).T):
+            inverse = np.empty(size * size, np.int64)
+            inverse[g.reshape(-1)] = np.arange(size * size)
+            want.add(tuple(inverse))
+    assert {tuple(p) for p in perms} == want  # the 8 symmetries of the square
 
 
 def _small_fit_data():

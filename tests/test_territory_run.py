@@ -21,7 +21,7 @@ from synthetic import CONFIGS
 
 from gomove.cli.territory import main as territory_main
 from gomove.data.territory import territory_dataset
-from gomove.evaluate.territory import MOVES
+from gomove.evaluate.territory import MOVES, OwnerScores
 from gomove.experiment.territory import (
     compare_methods,
     crf_predictor,
@@ -59,15 +59,18 @@ def tiny(tmp_path, extra: list[str] = ()) -> list[str]:
 
 def test_config_composes_and_typos_fail():
     cfg = territory_cfg(["data=tygem"])
-    assert cfg.data.max_test_games == 1000 and cfg.territory.features == "wide"
+    assert cfg.data.max_test_games == 1000 and cfg.territory.features == "mc16"
     assert cfg.territory.seed == cfg.seed
     with pytest.raises(ConfigCompositionException, match="epoch"):
         territory_cfg(["territory.epoch=3"])
 
 
-def test_train_writes_a_model_and_its_measures(tmp_path):
+@pytest.mark.parametrize(
+    "extra", [[], ["territory.method=ml", "territory.features=wide"]], ids=["default", "ml"]
+)
+def test_train_writes_a_model_and_its_measures(tmp_path, extra):
     out = tmp_path / "run"
-    metrics = train_run(territory_cfg(tiny(tmp_path)), out)
+    metrics = train_run(territory_cfg(tiny(tmp_path, extra)), out)
     saved = json.loads((out / "metrics.json").read_text())
     assert saved["train"]["labelled"] > 0 and saved["test"]["labelled"] > 0
     crf_res = saved["results"]["crf"]
@@ -79,7 +82,7 @@ def test_train_writes_a_model_and_its_measures(tmp_path):
     assert any((out / "tb").iterdir())
     crf = TerritoryCRF.load(out / "crf.pt")
     assert crf.meta["train_games"] == metrics["train"]["labelled"]
-    again = train_run(territory_cfg(tiny(tmp_path)), tmp_path / "again")
+    again = train_run(territory_cfg(tiny(tmp_path, extra)), tmp_path / "again")
     for key in ("accuracy", "mse", "score_abs_err"):  # all but the timings
         assert again["results"]["crf"]["all"][key] == crf_res["all"][key]
     assert again["results"]["crf"]["calibration"] == crf_res["calibration"]
@@ -113,3 +116,18 @@ def test_cli_reports_bad_input_clearly(tmp_path, capsys):
         bad = tmp_path / "bad.pt"
         bad.write_bytes(b"nope")
         territory_main(["compare", "--crf", str(bad), "--data", sample_path("gnugo-test")])
+
+
+def test_owner_scores_by_hand():
+    """The measures on two hand-made positions: accuracy over owned points (a zero
+    prediction is wrong), squared error with dame at 0, and the score within 2 points."""
+    scores = OwnerScores()
+    owner = np.array([1, 1, -1, 0], np.int8)  # area score 1 - komi 0.5 = 0.5
+    scores.add(np.array([0.9, 0.0, -0.5, 0.2]), owner, score=0.5 + 2.0, komi=0.5)
+    scores.add(np.array([0.9, -0.1, -0.5, 0.2]), owner, score=0.5 - 2.5, komi=0.5)
+    out = scores.summary()
+    assert out["accuracy"] == pytest.approx(4 / 6)
+    sq = (0.01 + 1 + 0.25 + 0.04) + (0.01 + 1.21 + 0.25 + 0.04)
+    assert out["mse"] == pytest.approx(sq / 8)
+    assert out["score_abs_err"] == pytest.approx(2.25)
+    assert out["score_within_2"] == pytest.approx(0.5)

@@ -65,7 +65,8 @@ def compare(argv: list[str]) -> None:
         data = territory_dataset(args.data, args.cache_dir, max_games=args.max_games)
     except (OSError, ValueError) as e:
         raise SystemExit(f"gomove territory compare: {e}") from None
-    predictors = {f"CRF ({args.sweeps} sweeps)": crf_predictor(crf, args.sweeps)}
+    name = "CRF (exact)" if crf.independent else f"CRF ({args.sweeps} sweeps)"
+    predictors = {name: crf_predictor(crf, args.sweeps)}
     for n in args.playouts:
         predictors[f"{n} uniform playouts"] = playout_predictor(n)
     if args.policy_playouts > 0:

@@ -8,7 +8,8 @@ point of a labelled position:
   counts as wrong);
 - mse: the mean of (e - y)^2 over all points (dame included: their target is 0);
 - score error: |predicted score - final area score|, the area score being
-  sum_i y_i - komi (black minus white, as the labels count);
+  sum_i y_i - komi (black minus white, as the labels count); within 2: the share
+  of positions whose score error is at most 2 points (issue 37's score target);
 - calibration: the points with an owner binned by predicted P(black) = (1 + e) / 2
   in 10 equal bins; per bin, the mean prediction and the observed share of black.
 
@@ -44,6 +45,7 @@ class OwnerScores:
     points: int = 0
     sq_err: float = 0.0
     score_abs_err: float = 0.0
+    score_within_2: int = 0
     seconds: float = 0.0
 
     def add(self, expected: np.ndarray, owner: np.ndarray, score: float, komi: float) -> None:
@@ -56,7 +58,9 @@ class OwnerScores:
         self.correct += int((np.sign(e)[owned] == y[owned]).sum())
         self.points += len(y)
         self.sq_err += float(((e - y) ** 2).sum())
-        self.score_abs_err += abs(score - (y.sum() - komi))
+        err = abs(score - (y.sum() - komi))
+        self.score_abs_err += err
+        self.score_within_2 += int(err <= 2.0)
 
     def merge(self, other: OwnerScores) -> None:
         """Add other's sums to these."""
@@ -70,6 +74,7 @@ class OwnerScores:
             "accuracy": self.correct / max(self.owned_points, 1),
             "mse": self.sq_err / max(self.points, 1),
             "score_abs_err": self.score_abs_err / n,
+            "score_within_2": self.score_within_2 / n,
             "ms_per_position": 1000.0 * self.seconds / n,
         }
 

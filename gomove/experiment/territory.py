@@ -135,7 +135,8 @@ def plot_by_move(results: dict[str, dict[str, Any]], path: Path) -> Path:
 
 
 def format_results(results: dict[str, dict[str, Any]]) -> str:
-    """A markdown table: accuracy / mse / score error / ms a position, per method and move."""
+    """A markdown table: accuracy / mse / score error / share within 2 points / ms a
+    position, per method and move."""
     moves = list(next(iter(results.values()))["by_move"])
     head = "| method | measure | " + " | ".join(f"move {m}" for m in moves) + " | all |"
     lines = [head, "|" + "---|" * (len(moves) + 3)]
@@ -144,6 +145,7 @@ def format_results(results: dict[str, dict[str, Any]]) -> str:
             ("accuracy", "{:.1%}"),
             ("mse", "{:.3f}"),
             ("score_abs_err", "{:.1f}"),
+            ("score_within_2", "{:.1%}"),
             ("ms_per_position", "{:.1f}"),
         ):
             cells = [fmt.format(res["by_move"][m][key]) for m in moves] + [

@@ -59,7 +59,9 @@ class OwnershipMap:
 
     def describe(self) -> str:
         """What made the map, for titles and messages: "1000 playouts", "CRF, 100 sweeps"."""
-        return f"CRF, {self.n} sweeps" if self.method == CRF else f"{self.n} playouts"
+        if self.method == CRF:
+            return f"CRF, {self.n} sweeps" if self.n else "CRF, exact"
+        return f"{self.n} playouts"
 
     def expected_territory(self) -> float:
         """Expected black minus white area (no komi): sum over points of P(black) - P(white)."""
@@ -105,14 +107,15 @@ def crf_ownership(
     """The territory CRF's map of board with to_move to play, sweeps Swendsen-Wang sweeps.
 
     score_stderr is stdev / sqrt(sweeps), as if the sweeps were independent: the
-    chain's samples are correlated, so it understates the error.
+    chain's samples are correlated, so it understates the error (0 for an exact
+    answer, a model without couplings).
     """
     est = crf.predict(board, to_move, komi, sweeps=sweeps, seed=seed)
     return OwnershipMap(
         black=est.black,
         white=1.0 - est.black,
         mean_score=est.mean_score,
-        score_stderr=est.score_stdev / float(np.sqrt(est.sweeps)),
+        score_stderr=est.score_stdev / float(np.sqrt(est.sweeps)) if est.sweeps else 0.0,
         score_stdev=est.score_stdev,
         n=est.sweeps,
         to_move=to_move,

@@ -41,7 +41,8 @@ class TerritoryEstimate:
 
     black: P(black owns each point) float64[size, size] (white owns the rest: the
     model has no dame); mean_score, score_stdev: the area score B - W - komi;
-    sweeps: how many sweeps were averaged.
+    sweeps: how many sweeps were averaged, 0 when the answer is exact (a model
+    without couplings).
     """
 
     black: np.ndarray
@@ -68,6 +69,12 @@ class TerritoryCRF(torch.nn.Module):
     @property
     def features(self) -> str:
         return self.fs.name
+
+    @property
+    def independent(self) -> bool:
+        """No couplings (``territory.method=independent``): the points' owners are
+        independent given the position, so a query is exact and needs no sampling."""
+        return not bool(self.coupling.detach().any())
 
     def potentials(
         self, field_idx: torch.Tensor, edge_idx: torch.Tensor
@@ -96,15 +103,24 @@ class TerritoryCRF(torch.nn.Module):
         burn: int = BURN,
         seed: int = 0,
     ) -> TerritoryEstimate:
-        """Swendsen-Wang estimate for a position given as signed colours (int8[N])."""
+        """Swendsen-Wang estimate for a position given as signed colours (int8[N]); exact,
+        with no sampling, where the position's couplings are all zero."""
         if sweeps < 1:
             raise ValueError(f"need at least one sweep, not {sweeps}")
         h, w = self.position_potentials(colour, to_move, size)
+        sign = 1.0 if to_move > 0 else -1.0
+        if not w.any():  # independent points: E[s_i] = tanh(h_i), the score's variance adds up
+            mean = np.tanh(h)
+            return TerritoryEstimate(
+                black=(0.5 * (1.0 + sign * mean)).reshape(size, size),
+                mean_score=float(sign * mean.sum() - komi),
+                score_stdev=float(np.sqrt((1.0 - mean * mean).sum())),
+                sweeps=0,
+            )
         s = start_state(h, seed)
         mean, _, totals = run_chain(
             h, geometry(size).edges, w, s, sweeps, burn, seed_state(seed), False
         )
-        sign = 1.0 if to_move > 0 else -1.0
         black = 0.5 * (1.0 + sign * mean)
         scores = sign * totals - komi
         return TerritoryEstimate(

@@ -29,6 +29,18 @@ Feature sets (``FEATURE_SETS``):
   the string: 0, 1, 2 or more, eyes as a first guess); couplings as ``rich`` plus
   one by the region: for two empty points, which colours border their region; for a
   stone and an empty point, the stone's side and the empty region's border.
+- ``mc8``, ``mc16``, ``mc32``: ``wide`` plus what 8, 16 or 32 uniform playouts (the
+  playout driver of gomove.playout) from the position say, seeded by the
+  position's stones so that a position always gets the same counts. Fields: one
+  parameter per (the point's class, empty or a string by colour and liberties;
+  how many playouts the mover owned it in; how many the opponent did), one per
+  (the point's colour, the mean over its neighbours of the mover's count minus
+  the opponent's, in 9 levels), and the same over the points within 3 steps;
+  couplings: one by how far the two ends' counts differ. A handful of playouts
+  sees captures and dead groups that a static reading of the stones misses; the
+  learned parameters smooth their noise and correct their bias (uniform
+  playouts kill groups that live). The labels' settle playouts in their place
+  measured no better (docs/territory.md) at twice the time.
 
 Points are flat, index r * size + c in sgfmill's (row, col) order; ``grid_edges``
 lists each neighbour pair once.
@@ -41,6 +53,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from gomove.board.board import BLACK, WHITE, board_from_points
+from gomove.features.mc_owner import position_seed
+from gomove.features.patterns import SYMMETRIES
+from gomove.playout.driver import UNIFORM, default_max_moves, run_games
+
 CAP = 4  # liberties, distances and edge distances are capped here
 N_CLASS = 1 + 2 * CAP  # empty, friend with 1..CAP liberties, enemy with 1..CAP
 RADIUS = 4  # the wide features' reach (Manhattan distance)
@@ -48,6 +65,15 @@ N_OFFSETS = 2 * RADIUS * (RADIUS + 1)  # points within RADIUS steps, the centre 
 N_RICH_FIELD = 45 + 33 + 45 + 17
 N_RICH_COUPLING = N_CLASS * (N_CLASS + 1) // 2 * 4
 N_REGION_FIELD = 4 * 5 + 2 * CAP * 3 + 1  # the last: a shared constant slot
+N_WIDE_FIELD = N_RICH_FIELD + 3 * RADIUS * (N_CLASS + 1) + N_REGION_FIELD
+N_WIDE_COUPLING = N_RICH_COUPLING + 4 + 8 + 1
+N_MC_COUPLING = 6  # by how far two neighbours' playout counts differ, in eighths of n
+
+
+@njit(cache=True)
+def n_counts(playouts: int) -> int:
+    """The (mine, theirs) pairs with mine + theirs <= playouts."""
+    return (playouts + 1) * (playouts + 2) // 2
 
 
 @dataclass(frozen=True)
@@ -59,19 +85,23 @@ class FeatureSet:
     n_coupling: int
     field_cols: int
     edge_cols: int
+    playouts: int = 0  # uniform playouts a position (the mc sets)
 
 
 FEATURE_SETS = {
     "stern": FeatureSet("stern", 9, 6, 1, 1),
     "rich": FeatureSet("rich", N_RICH_FIELD, N_RICH_COUPLING, 4, 1),
-    "wide": FeatureSet(
-        "wide",
-        N_RICH_FIELD + 3 * RADIUS * (N_CLASS + 1) + N_REGION_FIELD,
-        N_RICH_COUPLING + 4 + 8 + 1,
-        4 + N_OFFSETS + 2,
-        2,
-    ),
+    "wide": FeatureSet("wide", N_WIDE_FIELD, N_WIDE_COUPLING, 4 + N_OFFSETS + 2, 2),
 }
+for _n in (8, 16, 32):
+    FEATURE_SETS[f"mc{_n}"] = FeatureSet(
+        f"mc{_n}",
+        N_WIDE_FIELD + N_CLASS * n_counts(_n) + 2 * 3 * 9,
+        N_WIDE_COUPLING + N_MC_COUPLING,
+        4 + N_OFFSETS + 5,
+        3,
+        _n,
+    )
 
 
 def offsets() -> np.ndarray:
@@ -358,6 +388,97 @@ def _wide(rel, nbr, size, offs, edges, field_idx, edge_idx) -> None:
 
 
 @njit(cache=True)
+def _count_pair(mine: int, theirs: int) -> int:
+    """Index of (mine, theirs) among the pairs of n_counts."""
+    t = mine + theirs
+    return t * (t + 1) // 2 + theirs
+
+
+@njit(cache=True)
+def _mc(rel, nbr, mine, theirs, playouts, size, offs, edges, field_idx, edge_idx) -> None:
+    """The playout columns (the last three of each point, the last of each pair) of an
+    mc set, after _rich and _wide."""
+    col = field_idx.shape[1] - 3
+    pairs = n_counts(playouts)
+    base = N_WIDE_FIELD + N_CLASS * pairs
+    _, libs, _ = strings(rel, nbr)
+    for i in range(rel.shape[0]):
+        cls = point_class(rel[i], libs[i])
+        field_idx[i, col] = N_WIDE_FIELD + cls * pairs + _count_pair(mine[i], theirs[i])
+        colour3 = 0 if rel[i] == 0 else (1 if rel[i] > 0 else 2)
+        r = i // size
+        c = i % size
+        for w, reach in enumerate((1, 3)):  # the neighbours, and the points within 3 steps
+            balance = 0  # their mean of mine - theirs, in 9 levels of -n..n
+            count = 0
+            for k in range(offs.shape[0]):
+                rr = r + offs[k, 0]
+                cc = c + offs[k, 1]
+                if offs[k, 2] <= reach and 0 <= rr < size and 0 <= cc < size:
+                    q = rr * size + cc
+                    balance += mine[q] - theirs[q]
+                    count += 1
+            scale = count * playouts
+            level = (4 * balance + 4 * scale + scale // 2) // scale  # round(4 mean / n) + 4
+            field_idx[i, col + 1 + w] = base + (w * 3 + colour3) * 9 + level
+    for e in range(edges.shape[0]):
+        a = edges[e, 0]
+        b = edges[e, 1]
+        d = abs(mine[a] - mine[b]) + abs(theirs[a] - theirs[b])
+        slot = min(N_MC_COUPLING - 1, (d * 8 + playouts - 1) // playouts)
+        edge_idx[e, edge_idx.shape[1] - 1] = N_WIDE_COUPLING + slot
+
+
+def board_symmetries(size: int) -> np.ndarray:
+    """int64[8, N]: the point each of the 8 symmetries of the square
+    (gomove.features.patterns.SYMMETRIES) sends each point to."""
+    n = size - 1
+    out = np.empty((len(SYMMETRIES), size * size), np.int64)
+    for k, sym in enumerate(SYMMETRIES):
+        for i in range(size * size):
+            x, y = sym(2 * (i % size) - n, 2 * (i // size) - n)  # doubled, about the centre
+            out[k, i] = (y + n) // 2 * size + (x + n) // 2
+    return out
+
+
+@njit(cache=True)
+def _canonical(rel: np.ndarray, sym: np.ndarray, keys: np.ndarray) -> tuple[int, np.uint64]:
+    """The symmetry whose image of the stones hashes least, and that hash."""
+    best = 0
+    best_key = np.uint64(0)
+    for k in range(sym.shape[0]):
+        key = np.uint64(0)
+        for i in range(rel.shape[0]):
+            if rel[i] != 0:
+                key ^= keys[sym[k, i], 0 if rel[i] > 0 else 1]
+        if k == 0 or key < best_key:
+            best = k
+            best_key = key
+    return best, best_key
+
+
+def mc_counts(rel: np.ndarray, size: int, playouts: int) -> tuple[np.ndarray, np.ndarray]:
+    """(how many of the playouts the mover owns each point in, how many the opponent):
+    int64[N] each, for the stones rel (int8[N], the mover's +1).
+
+    The playouts run on the position's canonical form (the mover as black, turned by
+    the symmetry whose image hashes least) and are seeded by that hash, so the counts
+    depend on the position alone: the same in training as in a query, and the same
+    under the 8 symmetries and both colours (exactly, for a position that is not
+    itself symmetric)."""
+    geo = geometry(size)
+    k, key = _canonical(rel, geo.sym, geo.sym_keys)
+    perm = geo.sym[k]
+    canonical = np.empty_like(rel)
+    canonical[perm] = rel
+    b = board_from_points(canonical, size, BLACK)
+    counts = np.zeros((3, size * size), np.int64)
+    seed = np.uint64(position_seed(0, np.uint64(key), int(np.count_nonzero(rel))))
+    run_games(b, BLACK, 0.0, playouts, seed, default_max_moves(size), UNIFORM, counts)
+    return counts[BLACK][perm], counts[WHITE][perm]
+
+
+@njit(cache=True)
 def _stern(rel, nbr, edges, field_idx, edge_idx) -> None:
     for i in range(rel.shape[0]):
         deg = 0
@@ -386,6 +507,10 @@ class Geometry:
         r, c = np.divmod(np.arange(size * size), size)
         line = np.minimum(np.minimum(r, c), np.minimum(size - 1 - r, size - 1 - c))
         self.edge_line = np.minimum(line, CAP).astype(np.int32)
+        self.sym = board_symmetries(size)
+        self.sym_keys = np.random.default_rng(size).integers(
+            0, 2**63, size=(size * size, 2), dtype=np.uint64
+        )  # Zobrist keys of the mc set's canonical form
 
 
 _GEOMETRY: dict[int, Geometry] = {}
@@ -417,8 +542,12 @@ def features(fs: FeatureSet, colour: np.ndarray, to_move: int, size: int):
         _stern(rel, geo.nbr, geo.edges, field_idx, edge_idx)
     else:
         _rich(rel, geo.nbr, geo.edges, geo.edge_line, field_idx, edge_idx)
-        if fs.name == "wide":
+        if fs.name != "rich":
             _wide(rel, geo.nbr, size, OFFSETS, geo.edges, field_idx, edge_idx)
+        if fs.playouts:
+            mine, theirs = mc_counts(rel, size, fs.playouts)
+            _mc(rel, geo.nbr, mine, theirs, fs.playouts, size, OFFSETS, geo.edges, field_idx,
+                edge_idx)  # fmt: skip
     return field_idx, edge_idx
 
 

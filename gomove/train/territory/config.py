@@ -10,7 +10,7 @@ from omegaconf import MISSING
 
 from gomove.train.config import ENGINES, DataConfig
 
-METHODS = ("ml", "pl")
+METHODS = ("ml", "pl", "independent")
 CHAINS = ("persistent", "labels")
 
 
@@ -18,14 +18,20 @@ CHAINS = ("persistent", "labels")
 class TerritoryConfig:
     """What the CRF learns and how (gomove.train.territory.fit). The defaults are the
     recipe of the shipped model, chosen on the validation month (docs/territory.md):
-    a few steps of pseudo-likelihood, then persistent ML at a small rate (longer
-    pseudo-likelihood training, or faster ML, overfits the couplings and the model
-    magnetizes: whole regions flip together and the scores go wild).
+    the mc16 features (16 uniform playouts a position beside the static reading),
+    fields only, by their exact likelihood. The joint models (ml, pl) measure worse
+    on each point's owner: longer pseudo-likelihood training, or faster ML, overfits
+    the couplings and the model magnetizes (whole regions flip together and the
+    scores go wild); their best recipe was a few steps of pseudo-likelihood, then
+    persistent ML at lr 0.005 (``territory.method=ml territory.features=wide``).
 
-    features: "rich" or "stern" (gomove.models.territory.features).
+    features: "stern", "rich", "wide", "mc8", "mc16" or "mc32"
+        (gomove.models.territory.features).
     method: "ml", maximum likelihood, the model's statistics estimated by
         ``sweeps`` Swendsen-Wang sweeps a step on one persistent chain per
-        training position; or "pl", pseudo-likelihood (exact gradient, no sampling).
+        training position; "pl", pseudo-likelihood (exact gradient, no sampling); or
+        "independent", the couplings held at zero, so that the likelihood is exact
+        (logistic regression on the fields) and a query needs no sampling.
     pl_epochs: ml starts from this many pseudo-likelihood epochs (a cheap warm start).
     epochs, batch_size (positions a step), lr (Adam), l2 (weight of the squared
         parameters in the mean loss).
@@ -42,12 +48,12 @@ class TerritoryConfig:
     max_eval_positions: test positions of the per-epoch check (TensorBoard).
     """
 
-    features: str = "wide"
-    method: str = "ml"
+    features: str = "mc16"
+    method: str = "independent"
     pl_epochs: int = 2
-    epochs: int = 2
+    epochs: int = 3
     batch_size: int = 256
-    lr: float = 0.005
+    lr: float = 0.02
     l2: float = 1e-4
     sweeps: int = 5
     chains: str = "persistent"

@@ -11,7 +11,11 @@ from one persistent chain per training position (persistent contrastive
 divergence: each step continues the chain where the last visit left it, so a
 chain follows the model as it moves and a step costs one sweep). ``pl``
 maximises the pseudo-likelihood sum_i log sigmoid(2 y_i (h_i + sum_j w_ij y_j)),
-whose gradient is exact; it is also ml's warm start.
+whose gradient is exact; it is also ml's warm start. ``independent`` holds the
+couplings at zero: each point's owner is then independent given the position, and
+the likelihood, sum_i log sigmoid(2 y_i h_i), is exact and convex (logistic
+regression on the fields). It fits what the measures score, each point's own
+owner, where the joint likelihood also pays for the couplings' correlations.
 
 Points that end as neither side's (dame, 0 in the labels) add nothing to the
 data statistics: the label then counts as the average of +1 and -1, an
@@ -142,8 +146,11 @@ def fit(
     crf.to(device)
     edges = torch.from_numpy(geometry(data.size).edges).to(device)
     opt = torch.optim.Adam(crf.parameters(), lr=cfg.lr)
-    phases = ["pl"] * (cfg.epochs if cfg.method == "pl" else cfg.pl_epochs)
-    phases += ["ml"] * (cfg.epochs if cfg.method == "ml" else 0)
+    if cfg.method == "independent":
+        phases = ["independent"] * cfg.epochs
+    else:
+        phases = ["pl"] * (cfg.epochs if cfg.method == "pl" else cfg.pl_epochs)
+        phases += ["ml"] * (cfg.epochs if cfg.method == "ml" else 0)
     labels = data.labels.to(torch.float64)
     chains = torch.where(labels >= 0, 1, -1).to(torch.int8)  # the chains start at the labels
     gen = torch.Generator(device=device)
@@ -170,9 +177,11 @@ def fit(
             ei = data.edge_idx[idx].to(device)
             y = labels[idx].to(device)
             h, w = crf.potentials(fi, ei)
+            if phase == "independent":
+                w = torch.zeros_like(w)  # the couplings stay at zero: no gradient reaches them
             pll = pseudo_log_likelihood(h, w, y, edges)
-            if phase == "pl":
-                loss = -pll.mean()
+            if phase != "ml":
+                loss = -pll.mean()  # with w = 0, the exact likelihood
             else:
                 if cfg.chains == "labels":
                     chains[idx] = torch.where(y >= 0, 1, -1).to(torch.int8).cpu()

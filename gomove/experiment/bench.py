@@ -513,7 +513,8 @@ def bench_territory(
         return 1000 * (time.process_time() - t0) / len(boards)
 
     crf_ms = per_position(lambda b, c: crf.predict(b, c, 6.5, sweeps=sweeps))
-    record = {"bench": "territory", "positions": len(boards), "crf_sweeps": sweeps,
+    record = {"bench": "territory", "positions": len(boards),
+              "crf_features": crf.features, "crf_sweeps": 0 if crf.independent else sweeps,
               "crf_ms_per_position": round(crf_ms, 3)}  # fmt: skip
     for n in playouts:
         ms = per_position(lambda b, c, n=n: ownership(b, c, n, 6.5))

@@ -80,10 +80,13 @@ def measure(
     desc: str = "",
 ) -> dict[str, Any]:
     """The measures of gomove.evaluate.territory at each move number and over all of them,
-    with the CPU time a position (process time: the predictor's own work)."""
+    with the CPU time a position (process time: the predictor's own work, after one
+    untimed call that compiles it)."""
     by_move: dict[str, Any] = {}
     total = OwnerScores()
     cal = Calibration.empty()
+    if len(data):  # compile first: the first call's JIT is no position's time
+        predictor(data.colour[0], int(data.to_move[0]), data.size, float(data.komi[data.game[0]]))
     for at in moves:
         idx = positions_at(data.move, data.game, data.n_moves, at)[:limit]
         scores = OwnerScores()

@@ -233,9 +233,8 @@ def point_class(rel: int, libs: int) -> int:
 
 
 @njit(cache=True)
-def _rich(rel, nbr, edges, edge_line, field_idx, edge_idx) -> None:
+def _rich(rel, nbr, sid, libs, stones, edges, edge_line, field_idx, edge_idx) -> None:
     n = rel.shape[0]
-    sid, libs, stones = strings(rel, nbr)
     d_friend = distance_to(rel, nbr, 1, CAP)
     d_enemy = distance_to(rel, nbr, -1, CAP)
     for i in range(n):
@@ -327,10 +326,9 @@ def _size_bucket(m: int) -> int:
 
 
 @njit(cache=True)
-def _wide(rel, nbr, size, offs, edges, field_idx, edge_idx) -> None:
+def _wide(rel, nbr, sid, libs, size, offs, edges, field_idx, edge_idx) -> None:
     """The surroundings and region columns 4.. of field_idx (after _rich filled 0..3)."""
     n = rel.shape[0]
-    sid, libs, stones = strings(rel, nbr)
     rid, border, rsize = regions(rel, nbr)
     eyes = np.zeros(n, np.int32)  # at each string id
     seen = np.full(n, -1, np.int32)  # at each region id: the last string that counted it
@@ -395,13 +393,12 @@ def _count_pair(mine: int, theirs: int) -> int:
 
 
 @njit(cache=True)
-def _mc(rel, nbr, mine, theirs, playouts, size, offs, edges, field_idx, edge_idx) -> None:
+def _mc(rel, libs, mine, theirs, playouts, size, offs, edges, field_idx, edge_idx) -> None:
     """The playout columns (the last three of each point, the last of each pair) of an
     mc set, after _rich and _wide."""
     col = field_idx.shape[1] - 3
     pairs = n_counts(playouts)
     base = N_WIDE_FIELD + N_CLASS * pairs
-    _, libs, _ = strings(rel, nbr)
     for i in range(rel.shape[0]):
         cls = point_class(rel[i], libs[i])
         field_idx[i, col] = N_WIDE_FIELD + cls * pairs + _count_pair(mine[i], theirs[i])
@@ -541,12 +538,13 @@ def features(fs: FeatureSet, colour: np.ndarray, to_move: int, size: int):
     if fs.name == "stern":
         _stern(rel, geo.nbr, geo.edges, field_idx, edge_idx)
     else:
-        _rich(rel, geo.nbr, geo.edges, geo.edge_line, field_idx, edge_idx)
+        sid, libs, stones = strings(rel, geo.nbr)  # once, for every part below
+        _rich(rel, geo.nbr, sid, libs, stones, geo.edges, geo.edge_line, field_idx, edge_idx)
         if fs.name != "rich":
-            _wide(rel, geo.nbr, size, OFFSETS, geo.edges, field_idx, edge_idx)
+            _wide(rel, geo.nbr, sid, libs, size, OFFSETS, geo.edges, field_idx, edge_idx)
         if fs.playouts:
             mine, theirs = mc_counts(rel, size, fs.playouts)
-            _mc(rel, geo.nbr, mine, theirs, fs.playouts, size, OFFSETS, geo.edges, field_idx,
+            _mc(rel, libs, mine, theirs, fs.playouts, size, OFFSETS, geo.edges, field_idx,
                 edge_idx)  # fmt: skip
     return field_idx, edge_idx
 

@@ -20,13 +20,16 @@ Invariants checked:
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sgfmill import sgf as sgf_moves
 from synthetic import tiny
 from test_export_mm import pachi_source
 
@@ -331,3 +334,32 @@ def test_pachi_loads_the_exported_files(shape_run, tmp_path):
     moves = [ln for ln in p.stdout.split("\n") if ln.startswith("= ") and len(ln) > 2]
     assert moves, p.stdout
     assert "Loaded spatial dictionary" in p.stderr or "spatial" in p.stderr.lower()
+
+
+def test_pachi_matches_script_plays_a_row(shape_run, tmp_path):
+    """scripts/pachi_matches.sh: a run's exported patterns against Pachi's stock files,
+    the same binary on both sides; every game ends, is recorded and refereed, colours
+    alternate, and each side loaded its own dictionary."""
+    src = pachi_source()
+    if src is None or not (src / "pachi").is_file():
+        pytest.skip("needs a built Pachi (GOMOVE_PACHI_SRC)")
+    script = Path(__file__).resolve().parents[1] / "scripts" / "pachi_matches.sh"
+    env = {**os.environ, "PACHI": str(src), "PACHI_DATA": str(tmp_path / "data"),
+           "MATCHES": str(tmp_path / "matches"), "WORKERS": "1"}  # fmt: skip
+    for args in (["data", str(shape_run), "tiny"], ["match", "9", "500", "2", "tiny"]):
+        p = subprocess.run(["bash", str(script), *args], env=env, capture_output=True,
+                           text=True, timeout=600)  # fmt: skip
+        assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    row = tmp_path / "matches" / "pachi-9x9-500-tiny" / "tiny"
+    results = [json.loads(line) for line in (row / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 2 and {r["gomove_color"] for r in results} == {"B", "W"}
+    assert all(r["how"] for r in results)
+    for sgf in sorted((row / "games").glob("*.sgf")):
+        game = sgf_moves.Sgf_game.from_bytes(sgf.read_bytes())
+        assert game.get_size() == 9 and len(game.get_main_sequence()) > 10
+    spec = json.loads((row / "match.json").read_text())
+    assert spec["env"]["DATA_DIR"].endswith("tiny")
+    assert spec["opponent_env"]["DATA_DIR"].endswith("stock")
+    logs = {f.name: f.read_text() for f in row.glob("*.stderr")}
+    assert any(f"data{os.sep}tiny" in t for n, t in logs.items() if n.startswith("gomove"))
+    assert any(f"data{os.sep}stock" in t for n, t in logs.items() if n.startswith("opponent"))

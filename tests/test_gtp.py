@@ -533,3 +533,22 @@ def test_gtp_options_choose_the_ownership_method(territory_path, tmp_path, capsy
             gtp_main([*base, "--ownership", "crf", "--territory", str(bad)])
         msg = str(e.value.code)
         assert msg.startswith("gomove gtp: ") and str(bad) in msg and "\n" not in msg, msg
+
+
+def test_match_cli_reports_games_an_engine_failed(tmp_path):
+    """An engine that refuses its arguments loses no game to the harness: every game
+    stays unplayed, errors.txt gives the engine's own reason, the command exits 1, and
+    a later run with nothing failed removes the stale errors.txt."""
+    code = "import sys; sys.stderr.write('Error: minimum 500 playouts.\\n'); sys.exit(1)"
+    broken = shlex.join([sys.executable, "-c", code])
+    out = tmp_path / "m"
+    with pytest.raises(SystemExit, match="2 of 2 games"):
+        match_main(["--engine", broken, "--opponent", broken, "--row", "a=", "--size", "5",
+                    "--games", "2", "--out", str(out)])  # fmt: skip
+    errors = (out / "a" / "errors.txt").read_text().splitlines()
+    assert len(errors) == 2 and all("minimum 500 playouts" in e for e in errors)
+    assert read_results(out / "a") == {}
+    assert "| a | 0 | 0 | - |" in (out / "table.md").read_text()
+    match_main(["--engine", broken, "--opponent", broken, "--row", "a=", "--size", "5",
+                "--games", "0", "--out", str(out)])  # fmt: skip
+    assert not (out / "a" / "errors.txt").exists()

@@ -10,7 +10,9 @@ playouts, plain UCT), pattern+pw (pattern playouts and progressive widening),
 default (gomove gtp's defaults for the board size). Rows are NAME=ARGS with
 gomove gtp arguments added to the common ones; --model and --policy default to
 the shipped model and policy, as gomove gtp's.
-Running the same command again resumes every row where it stopped.
+Running the same command again resumes every row where it stopped. A game that an
+engine fails (it crashes, or refuses its arguments) is not counted: its reason goes to
+the row's errors.txt, the command exits with status 1, and running it again plays it.
 
 --opponent plays any GTP program in GNU Go's place (it referees by its
 final_score), --engine-env and --opponent-env set each one's variables:
@@ -117,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
         opponent = [gnugo, "--mode", "gtp", "--level", str(args.level), "--chinese-rules"]
         rival = f"GNU Go {args.level}"
     out = Path(args.out)
-    table = []
+    table, unplayed = [], []
     for name, extra in rows:
         print(f"== {name}: {shlex.join(extra) or '(defaults)'}", flush=True)
 
@@ -133,6 +135,9 @@ def main(argv: list[str] | None = None) -> None:
             progress=progress, envs=envs,
         )  # fmt: skip
         table.append((name, extra, summary(results)))
+        if len(results) < args.games:
+            unplayed.append(f"{name}: {args.games - len(results)} of {args.games} games "
+                            f"({out / name / 'errors.txt'})")  # fmt: skip
     budget_text = (
         "its own budget"
         if args.engine
@@ -151,8 +156,9 @@ def main(argv: list[str] | None = None) -> None:
     ]
     for name, _, s in table:
         lo, hi = s["ci95"]
+        rate = f"{100 * s['win_rate']:.1f}%" if s["games"] else "-"
         lines.append(
-            f"| {name} | {s['games']} | {s['wins']:g} | {100 * s['win_rate']:.1f}% | "
+            f"| {name} | {s['games']} | {s['wins']:g} | {rate} | "
             f"{100 * lo:.1f}-{100 * hi:.1f}% | {s['as_black']} | {s['as_white']} | "
             f"{len(s['disagreements'])} |"
         )
@@ -163,6 +169,9 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines) + "\n"
     atomic_write_text(out / "table.md", text)
     print(text)
+    if unplayed:
+        sys.exit("gomove match: games an engine failed, not played (the same command plays "
+                 "them):\n  " + "\n  ".join(unplayed))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -64,18 +64,36 @@ class GtpClient:
             bufsize=1, env={**os.environ, **env} if env else None,
         )  # fmt: skip
         self.command = command
+        self.stderr_path = stderr_path
+
+    def died(self) -> str:
+        """Why the engine is gone: its exit status and the last line it wrote to stderr."""
+        why = f"{self.command[0]} exited ({self.proc.returncode})"
+        if self.stderr_path is not None and self.stderr_path.is_file():
+            with open(self.stderr_path, "rb") as f:
+                f.seek(max(0, self.stderr_path.stat().st_size - 2000))
+                lines = f.read().decode("utf-8", "replace").strip().splitlines()
+            if lines:
+                why += f": {lines[-1].strip()}"
+        return why
 
     def send(self, line: str) -> tuple[bool, str]:
         """(ok, text) of one command; RuntimeError when the engine died."""
         if self.proc.poll() is not None:
-            raise RuntimeError(f"{self.command[0]} exited ({self.proc.returncode})")
+            raise RuntimeError(self.died())
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
         lines = []
         while True:
             out = self.proc.stdout.readline()
             if out == "":
-                raise RuntimeError(f"{self.command[0]} closed its output after {line!r}")
+                try:
+                    self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    raise RuntimeError(
+                        f"{self.command[0]} closed its output after {line!r}"
+                    ) from None
+                raise RuntimeError(f"{self.died()} after {line!r}")
             out = out.rstrip("\r\n")
             if out == "" and lines:
                 break
@@ -232,8 +250,11 @@ def run_match(
     envs: tuple[dict[str, str] | None, dict[str, str] | None] = (None, None),
 ) -> list[GameResult]:
     """Play the games of out/ not yet in its results.jsonl; return all results by index.
+    A game an engine fails is left unplayed (the next run plays it) and listed, with the
+    engine's reason, in out/errors.txt, which lists only this run's failures.
     envs: the tested engine's and the opponent's variables (GtpClient's env)."""
     out.mkdir(parents=True, exist_ok=True)
+    (out / "errors.txt").unlink(missing_ok=True)
     (out / "games").mkdir(exist_ok=True)
     atomic_write_json(out / "match.json", {
         "gomove": shlex.join(gomove_cmd), "opponent": shlex.join(opponent_cmd),
@@ -285,7 +306,7 @@ def run_match(
     for t in threads:
         t.join()
     if errors:
-        (out / "errors.txt").write_text("\n".join(errors) + "\n")
+        atomic_write_text(out / "errors.txt", "\n".join(sorted(errors)) + "\n")
     return [done[i] for i in sorted(done)]
 
 

@@ -52,7 +52,7 @@ from gomove.play.search.tree import (
     pw_schedule,
     reset_tree,
 )
-from gomove.playout.driver import area_score, area_score_judged, new_rng
+from gomove.playout.driver import area_score, area_score_judged, judged_dead, new_rng
 from gomove.playout.policy import PatternPolicy
 
 
@@ -413,6 +413,31 @@ def test_area_score_judged_removes_dead_stones():
     without = board_from(SPOILED.replace("O", ".", 1))
     assert area_score_judged(b, 7.5, dead) == area_score(without, 7.5, owner) == 45 - 36 - 7.5
     assert area_score_judged(b, 7.5, alive) == area_score(b, 7.5, owner) == 9 - 37 - 7.5
+
+
+def test_judged_dead_decides_each_string_whole():
+    """A string whose stones the map is split on lives or dies as one: by the mean of
+    its stones' ownership, against a reference that walks each string by hand."""
+    rows = ["O O . . X O . . ."] + [". . . . X O . . ."] * 8  # white A9-B9: one string
+    b = board_from("\n".join(rows))
+    own = np.where(b.color[LOCS9] == BLACK, 1.0, -1.0).reshape(9, 9)
+    own[b.color[LOCS9].reshape(9, 9) == 0] = 0.0
+    own[8, 0], own[8, 1] = 0.9, -0.3  # black owns A9 surely, white B9 weakly: mean 0.6 black
+    dead = judged_dead(b, own).reshape(9, 9)
+    assert dead[8, 0] and dead[8, 1] and dead.sum() == 2
+    own[8, 0] = 0.2  # mean 0.05 for white: the string lives, both stones
+    assert not judged_dead(b, own).any()
+    rnd = np.random.default_rng(3)
+    for _ in range(20):
+        noisy = own + rnd.normal(0, 0.8, own.shape)
+        got = judged_dead(b, noisy)
+        for i, loc in enumerate(LOCS9):
+            if b.color[loc] in (BLACK, WHITE):
+                string = [j for j, q in enumerate(LOCS9) if b.head[q] == b.head[loc]]
+                sign = 1.0 if b.color[loc] == BLACK else -1.0
+                assert got[i] == (sign * noisy.reshape(-1)[string].sum() < 0)
+            else:
+                assert not got[i]
 
 
 def test_checked_pass_plays_on_when_the_referee_would_disagree():

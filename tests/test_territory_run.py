@@ -19,11 +19,13 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from synthetic import CONFIGS
 
+from gomove.board.board import BLACK, board_from_points
 from gomove.cli.territory import main as territory_main
-from gomove.data.territory import territory_dataset
+from gomove.data.territory import territory_dataset, territory_from_dead
 from gomove.evaluate.territory import MOVES, OwnerScores
 from gomove.experiment.territory import (
     compare_methods,
+    counted_score,
     crf_predictor,
     playout_predictor,
     train_run,
@@ -123,11 +125,33 @@ def test_owner_scores_by_hand():
     prediction is wrong), squared error with dame at 0, and the score within 2 points."""
     scores = OwnerScores()
     owner = np.array([1, 1, -1, 0], np.int8)  # area score 1 - komi 0.5 = 0.5
-    scores.add(np.array([0.9, 0.0, -0.5, 0.2]), owner, score=0.5 + 2.0, komi=0.5)
-    scores.add(np.array([0.9, -0.1, -0.5, 0.2]), owner, score=0.5 - 2.5, komi=0.5)
+    scores.add(np.array([0.9, 0.0, -0.5, 0.2]), owner, score=0.5 + 2.0, komi=0.5, counted=0.5)
+    scores.add(np.array([0.9, -0.1, -0.5, 0.2]), owner, score=0.5 - 2.5, komi=0.5, counted=3.5)
     out = scores.summary()
     assert out["accuracy"] == pytest.approx(4 / 6)
     sq = (0.01 + 1 + 0.25 + 0.04) + (0.01 + 1.21 + 0.25 + 0.04)
     assert out["mse"] == pytest.approx(sq / 8)
     assert out["score_abs_err"] == pytest.approx(2.25)
     assert out["score_within_2"] == pytest.approx(0.5)
+    assert out["counted_abs_err"] == pytest.approx(1.5)
+    assert out["counted_within_2"] == pytest.approx(0.5)
+
+
+def test_counted_score_removes_the_strings_judged_dead():
+    """A finished 5x5 game with a dead white string in black's area: the counted score
+    with the map's judgement (the string dead though one of its stones looks alive)
+    equals the labels' count with that string removed, and with every stone judged
+    alive the string's points count for white."""
+    rows = ["X X O . .", "X O O . .", "X X X X X", "O O O O O", ". . . . ."]
+    size, komi = 5, 0.5
+    points = np.array([{"X": 1, "O": -1, ".": 0}[c] for r in rows for c in r.split()], np.int8)
+    expected = points.astype(float)
+    expected[[2, 6, 7]] = [0.4, -0.2, -0.1]  # white C5, B4, C4: mean leans to black
+    expected[[3, 4, 8, 9]] = 0.9  # black owns the corner's empty points
+    dead = np.zeros(size * size, bool)
+    dead[[2, 6, 7]] = True
+    board = board_from_points(points, size, BLACK)
+    want = territory_from_dead(board, komi, 0, 0, dead.reshape(size, size)).area - komi
+    assert counted_score(points, 1, size, komi, expected) == want == 15 - 10 - komi
+    alive = np.sign(points).astype(float)
+    assert counted_score(points, 1, size, komi, alive) == 8 - 13 - komi

@@ -10,6 +10,11 @@ point of a labelled position:
 - score error: |predicted score - final area score|, the area score being
   sum_i y_i - komi (black minus white, as the labels count); within 2: the share
   of positions whose score error is at most 2 points (issue 37's score target);
+- counted score error and within 2: the same for the score a referee counts with the
+  predictor as judge: the strings it gives to the other colour removed, then area
+  counting (empty regions bordered by one colour only are that colour's, the rest
+  dame), as ``final_score`` does; at the last position of a game this is the score
+  the game was counted to when the predictor judges every string right;
 - calibration: the points with an owner binned by predicted P(black) = (1 + e) / 2
   in 10 equal bins; per bin, the mean prediction and the observed share of black.
 
@@ -46,10 +51,15 @@ class OwnerScores:
     sq_err: float = 0.0
     score_abs_err: float = 0.0
     score_within_2: int = 0
+    counted_abs_err: float = 0.0
+    counted_within_2: int = 0
     seconds: float = 0.0
 
-    def add(self, expected: np.ndarray, owner: np.ndarray, score: float, komi: float) -> None:
-        """One position: expected float[N], owner int8[N], the predicted B - W - komi score."""
+    def add(
+        self, expected: np.ndarray, owner: np.ndarray, score: float, komi: float, counted: float
+    ) -> None:
+        """One position: expected float[N], owner int8[N], the predicted B - W - komi score
+        and the counted one (module docstring)."""
         e = np.asarray(expected, dtype=np.float64).reshape(-1)
         y = np.asarray(owner, dtype=np.float64).reshape(-1)
         owned = y != 0
@@ -61,6 +71,9 @@ class OwnerScores:
         err = abs(score - (y.sum() - komi))
         self.score_abs_err += err
         self.score_within_2 += int(err <= 2.0)
+        err = abs(counted - (y.sum() - komi))
+        self.counted_abs_err += err
+        self.counted_within_2 += int(err <= 2.0)
 
     def merge(self, other: OwnerScores) -> None:
         """Add other's sums to these."""
@@ -75,6 +88,8 @@ class OwnerScores:
             "mse": self.sq_err / max(self.points, 1),
             "score_abs_err": self.score_abs_err / n,
             "score_within_2": self.score_within_2 / n,
+            "counted_abs_err": self.counted_abs_err / n,
+            "counted_within_2": self.counted_within_2 / n,
             "ms_per_position": 1000.0 * self.seconds / n,
         }
 

@@ -38,6 +38,7 @@ from gomove.evaluate.territory import MOVES, Calibration, OwnerScores, positions
 from gomove.models.device import resolve_device
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.ownership import ownership
+from gomove.playout.driver import area_score_judged
 from gomove.playout.policy import PatternPolicy
 from gomove.train.resume import Resume
 from gomove.train.territory.config import TerritoryConfig
@@ -71,6 +72,15 @@ def playout_predictor(n: int, policy: PatternPolicy | None = None, seed: int = 0
     return predict
 
 
+def counted_score(
+    points: np.ndarray, to_move: int, size: int, komi: float, expected: np.ndarray
+) -> float:
+    """The B - W - komi score a referee counts when expected (P(black) - P(white), float[N])
+    judges which strings are dead: area_score_judged, as ``final_score`` counts."""
+    board = board_from_points(points, size, BLACK if to_move > 0 else WHITE)
+    return area_score_judged(board, komi, np.asarray(expected).reshape(size, size))
+
+
 def measure(
     predictor: Predictor,
     data: TerritorySet,
@@ -96,7 +106,8 @@ def measure(
             t0 = time.process_time()
             expected, score = predictor(data.colour[p], int(data.to_move[p]), data.size, komi)
             scores.seconds += time.process_time() - t0
-            scores.add(expected, data.owner[g], score, komi)
+            counted = counted_score(data.colour[p], int(data.to_move[p]), data.size, komi, expected)
+            scores.add(expected, data.owner[g], score, komi, counted)
             cal.add(expected, data.owner[g])
         by_move[str(at)] = scores.summary()
         total.merge(scores)
@@ -149,6 +160,8 @@ def format_results(results: dict[str, dict[str, Any]]) -> str:
             ("mse", "{:.3f}"),
             ("score_abs_err", "{:.1f}"),
             ("score_within_2", "{:.1%}"),
+            ("counted_abs_err", "{:.1f}"),
+            ("counted_within_2", "{:.1%}"),
             ("ms_per_position", "{:.1f}"),
         ):
             cells = [fmt.format(res["by_move"][m][key]) for m in moves] + [
@@ -199,7 +212,9 @@ def train_run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
         for p in check:
             g = int(test.game[p])
             e, s = predict(test.colour[p], int(test.to_move[p]), test.size, float(test.komi[g]))
-            scores.add(e, test.owner[g], s, float(test.komi[g]))
+            komi = float(test.komi[g])
+            counted = counted_score(test.colour[p], int(test.to_move[p]), test.size, komi, e)
+            scores.add(e, test.owner[g], s, komi, counted)
         summary = scores.summary()
         writer.add_scalar("test/accuracy", summary["accuracy"], epoch)
         writer.add_scalar("test/mse", summary["mse"], epoch)

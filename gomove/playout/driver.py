@@ -135,16 +135,29 @@ def area_score(b: Board, komi: float, owner_out: np.ndarray) -> float:
     return area_score_into(b, komi, owner_out, seen, region)
 
 
-def area_score_judged(b: Board, komi: float, own: np.ndarray) -> float:
-    """area_score after removing every stone that own (P(black) - P(white) owning each
-    point, float[size, size] in [row, col] order, from playouts) gives to the other
-    colour: the dead stones a referee removes before counting."""
+def judged_dead(b: Board, own: np.ndarray) -> np.ndarray:
+    """bool[size * size] ([row, col] order): the stones of every string that own
+    (P(black) - P(white) owning each point, float[size, size] in [row, col] order)
+    gives to the other colour on average over the string's stones. A string lives or
+    dies whole, so a map that is unsure at some of its stones still judges it once."""
     size = int(b.info[SIZE])
     locs = to_loc(*np.divmod(np.arange(size * size), size), size)
     colour = b.color[locs]
     sign = np.where(colour == BLACK, 1.0, np.where(colour == WHITE, -1.0, 0.0))
+    stone = sign != 0
+    heads = b.head[locs]
+    kept = sign * np.asarray(own, np.float64).reshape(-1)
+    sums = np.bincount(heads[stone], weights=kept[stone], minlength=b.color.shape[0])
+    return stone & (sums[heads] < 0)
+
+
+def area_score_judged(b: Board, komi: float, own: np.ndarray) -> float:
+    """area_score after removing the strings that own (judged_dead) gives to the other
+    colour: the dead stones a referee removes before counting."""
+    size = int(b.info[SIZE])
+    locs = to_loc(*np.divmod(np.arange(size * size), size), size)
     judged = copy_board(b)
-    judged.color[locs[sign * np.asarray(own).reshape(-1) < 0]] = EMPTY
+    judged.color[locs[judged_dead(b, own)]] = EMPTY
     return float(area_score(judged, komi, np.zeros(size * size, np.int8)))
 
 

@@ -77,7 +77,7 @@ from gomove.board.board import (
 from gomove.board.coords import PASS, to_loc
 from gomove.board.replay import game_arrays, start_board
 from gomove.data.dataset import cache_key, default_workers, input_fingerprint
-from gomove.features.light import is_self_atari
+from gomove.features.light import big_self_atari
 from gomove.playout.driver import (
     area_score,
     eye_at,
@@ -105,20 +105,10 @@ Playouts = Callable[[Board, int, float, int, int], tuple[np.ndarray, np.ndarray]
 
 
 class Settle(NamedTuple):
-    """Uniform playouts without a self-atari of more than ``limit`` stones (module docstring)."""
+    """Uniform playouts without a self-atari of more than ``limit`` stones (module docstring;
+    limit 0: self-ataris allowed)."""
 
     limit: int
-
-
-@njit(cache=True, inline="always")
-def _big_self_atari(b: Board, loc: int, color: int, limit: int) -> bool:
-    """Would color's move at loc capture nothing and leave more than limit stones in atari?
-    (gomove.playout.pattern.draw.big_self_atari, which this layer may not import.)"""
-    n = 1
-    for h in adjacent_strings(b, loc, color):
-        if h != -1:
-            n += b.nstones[h]
-    return n > limit and is_self_atari(b, loc, color)
 
 
 @njit(cache=True)
@@ -151,7 +141,7 @@ def _settle_moves(
             if (
                 not eye_at(b.color, w, cand, color)
                 and is_legal(b, cand, color)
-                and not _big_self_atari(b, cand, color, limit)
+                and not big_self_atari(b, cand, color, limit)
             ):
                 move = cand
                 break

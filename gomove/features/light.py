@@ -43,6 +43,7 @@ from gomove.board.board import (
     EMPTY,
     Board,
     W,
+    adjacent_strings,
     captures_of,
     first_liberty,
 )
@@ -140,6 +141,20 @@ def is_self_atari(b: Board, loc: int, color: int) -> bool:
     if captures_of(b, loc, color) > 0:
         return False
     return self_atari_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color)
+
+
+@njit(cache=True, inline="always")
+def big_self_atari(b: Board, loc: int, color: int, limit: int) -> bool:
+    """Would color's move at loc capture nothing and leave a string of more than limit
+    stones (the move's own included) with one liberty? (limit 0: never.) The pattern
+    playouts and the territory labels' settle playouts both refuse such moves."""
+    if limit <= 0:
+        return False
+    n = 1
+    for h in adjacent_strings(b, loc, color):
+        if h != -1:
+            n += b.nstones[h]
+    return n > limit and is_self_atari(b, loc, color)
 
 
 @njit(cache=True, inline="always")

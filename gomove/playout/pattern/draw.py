@@ -19,29 +19,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gomove.board.board import EMPTY, SIZE, WHITE, Board, W, adjacent_strings, first_liberty
+from gomove.board.board import EMPTY, SIZE, WHITE, Board, W, first_liberty
 from gomove.board.coords import PASS
 from gomove.features.levels import LastMove, capture_and_extension
-from gomove.features.light import is_self_atari, levels_at, light_code, self_atari_at
+from gomove.features.light import (
+    big_self_atari,
+    levels_at,
+    light_code,
+    self_atari_at,
+)
 from gomove.playout.driver import next_random
 from gomove.playout.pattern.state import PatternState
 from gomove.playout.pattern.tables import PolicyTables
 
 _UNIT = 1.0 / 9007199254740992.0  # 2**-53
 MAX_TRIES = 64  # rejections in a row before a move is drawn by a full scan
-
-
-@njit(cache=True, inline="always")
-def big_self_atari(b: Board, loc: int, color: int, limit: int) -> bool:
-    """Would color's move at loc capture nothing and leave a string of more than limit
-    stones (the move's own included) with one liberty? (limit 0: never.)"""
-    if limit <= 0:
-        return False
-    n = 1
-    for h in adjacent_strings(b, loc, color):
-        if h != -1:
-            n += b.nstones[h]
-    return n > limit and is_self_atari(b, loc, color)
 
 
 @njit(cache=True, inline="always")

@@ -6,7 +6,7 @@
 #
 #   scripts/pachi_matches.sh build                  clone and build Pachi (DCNN=0 JOSEKIFIX=0)
 #   scripts/pachi_matches.sh data RUN [NAME]        stock files and RUN's as Pachi's files
-#   scripts/pachi_matches.sh match SIZE PLAYOUTS GAMES [NAME]   one row (resumable)
+#   scripts/pachi_matches.sh match SIZE PLAYOUTS GAMES [SET [OPTIONS ROW]]   one row
 #   scripts/pachi_matches.sh all RUN                build, data, and the issue's three rows
 #
 # Environment (defaults in brackets):
@@ -16,9 +16,12 @@
 #   PACHI_DATA    folder of the pattern sets, one subfolder each [REPO/../ext/pachi-data]
 #   MATCHES       folder of the matches [REPO/docs/matches]
 #   WORKERS       games at once, one per core [2]
-# A row NAME plays DATA_DIR=PACHI_DATA/NAME (default gomove) against PACHI_DATA/stock and
-# writes MATCHES/pachi-SIZExSIZE-PLAYOUTS-NAME/ (match.json, results.jsonl, games/*.sgf,
-# table.md); running it again resumes it. Colours alternate, stock Pachi referees.
+# A row plays Pachi on DATA_DIR=PACHI_DATA/SET (default gomove; a folder that `data`
+# wrote) against Pachi on PACHI_DATA/stock, with OPTIONS (Pachi's engine options, say
+# prior=pattern=-600) added to the tested side only, and writes
+# MATCHES/pachi-SIZExSIZE-PLAYOUTS-ROW/ (ROW: default SET): match.json, results.jsonl,
+# games/*.sgf, table.md. Running it again resumes it. Colours alternate, stock Pachi
+# referees. SET stock is the control: the same program on both sides.
 # Needs git, make and a C compiler; gomove installed (gomove export, gomove match).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +43,7 @@ build() {
 
 data() {
     local run=${1:?data RUN [NAME]} name=${2:-gomove}
+    [ "$name" != stock ] || { echo "stock is Pachi's own set; name RUN's another" >&2; exit 2; }
     [ -x "$PACHI/pachi" ] || { echo "no Pachi built at $PACHI (run: $0 build)" >&2; exit 2; }
     mkdir -p "$PACHI_DATA/stock"
     cp "$PACHI/patterns_mm.spat" "$PACHI/patterns_mm.gamma" "$PACHI_DATA/stock/"
@@ -47,11 +51,12 @@ data() {
 }
 
 match() {
-    local size=${1:?match SIZE PLAYOUTS GAMES [NAME]} playouts=${2:?} games=${3:?}
-    local name=${4:-gomove}
-    for set in stock "$name"; do
-        [ -f "$PACHI_DATA/$set/patterns_mm.spat" ] || {
-            echo "no pattern set $PACHI_DATA/$set (run: $0 data RUN $name)" >&2; exit 2; }
+    local size=${1:?match SIZE PLAYOUTS GAMES [SET [OPTIONS ROW]]} playouts=${2:?} games=${3:?}
+    local set=${4:-gomove} options=${5:-} row=${6:-${4:-gomove}}
+    [ -z "$options" ] || [ -n "${6:-}" ] || { echo "OPTIONS need a ROW name" >&2; exit 2; }
+    for s in stock "$set"; do
+        [ -f "$PACHI_DATA/$s/patterns_mm.spat" ] || {
+            echo "no pattern set $PACHI_DATA/$s (run: $0 data RUN $s)" >&2; exit 2; }
     done
     local engine="$PACHI/pachi -t =$playouts threads=1,pondering=0"
     mkdir -p "$MATCHES"
@@ -59,11 +64,11 @@ match() {
     # the matches' folder, which holds none
     cd "$MATCHES"
     gomove match --engine "$PACHI/pachi -t =$playouts" \
-        --engine-env "DATA_DIR=$PACHI_DATA/$name" \
+        --engine-env "DATA_DIR=$PACHI_DATA/$set" \
         --opponent "$engine" --opponent-env "DATA_DIR=$PACHI_DATA/stock" \
-        --row "$name=threads=1,pondering=0" --size "$size" --komi 7.5 \
+        --row "$row=threads=1,pondering=0${options:+,$options}" --size "$size" --komi 7.5 \
         --games "$games" --workers "$WORKERS" \
-        --out "$MATCHES/pachi-${size}x${size}-$playouts-$name"
+        --out "$MATCHES/pachi-${size}x${size}-$playouts-$row"
 }
 
 case "${1:-}" in
@@ -78,5 +83,5 @@ case "${1:-}" in
         (match 19 2000 100 gomove)
         (match 19 10000 60 gomove)
         ;;
-    *) sed -n '2,22p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,25p' "$0" >&2; exit 2 ;;
 esac

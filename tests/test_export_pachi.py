@@ -338,19 +338,21 @@ def test_pachi_loads_the_exported_files(shape_run, tmp_path):
 
 def test_pachi_matches_script_plays_a_row(shape_run, tmp_path):
     """scripts/pachi_matches.sh: a run's exported patterns against Pachi's stock files,
-    the same binary on both sides; every game ends, is recorded and refereed, colours
-    alternate, and each side loaded its own dictionary."""
+    the same binary on both sides (the row's options on the tested side only); every
+    game ends, is recorded and refereed, colours alternate, and each side loaded its own
+    dictionary."""
     src = pachi_source()
     if src is None or not (src / "pachi").is_file():
         pytest.skip("needs a built Pachi (GOMOVE_PACHI_SRC)")
     script = Path(__file__).resolve().parents[1] / "scripts" / "pachi_matches.sh"
     env = {**os.environ, "PACHI": str(src), "PACHI_DATA": str(tmp_path / "data"),
            "MATCHES": str(tmp_path / "matches"), "WORKERS": "1"}  # fmt: skip
-    for args in (["data", str(shape_run), "tiny"], ["match", "9", "500", "2", "tiny"]):
+    row_args = ["match", "9", "500", "2", "tiny", "prior=pattern=-300", "tinyp"]
+    for args in (["data", str(shape_run), "tiny"], row_args):
         p = subprocess.run(["bash", str(script), *args], env=env, capture_output=True,
                            text=True, timeout=600)  # fmt: skip
         assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    row = tmp_path / "matches" / "pachi-9x9-500-tiny" / "tiny"
+    row = tmp_path / "matches" / "pachi-9x9-500-tinyp" / "tinyp"
     results = [json.loads(line) for line in (row / "results.jsonl").read_text().splitlines()]
     assert len(results) == 2 and {r["gomove_color"] for r in results} == {"B", "W"}
     assert all(r["how"] for r in results)
@@ -359,6 +361,8 @@ def test_pachi_matches_script_plays_a_row(shape_run, tmp_path):
         assert game.get_size() == 9 and len(game.get_main_sequence()) > 10
     spec = json.loads((row / "match.json").read_text())
     assert spec["env"]["DATA_DIR"].endswith("tiny")
+    assert spec["gomove"].endswith("threads=1,pondering=0,prior=pattern=-300")
+    assert spec["opponent"].endswith("threads=1,pondering=0")
     assert spec["opponent_env"]["DATA_DIR"].endswith("stock")
     logs = {f.name: f.read_text() for f in row.glob("*.stderr")}
     assert any(f"data{os.sep}tiny" in t for n, t in logs.items() if n.startswith("gomove"))

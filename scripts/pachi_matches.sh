@@ -5,7 +5,8 @@
 # the neural network, so its move prior is its pattern engine.
 #
 #   scripts/pachi_matches.sh build                  clone and build Pachi (DCNN=0 JOSEKIFIX=0)
-#   scripts/pachi_matches.sh data RUN [NAME]        stock files and RUN's as Pachi's files
+#   scripts/pachi_matches.sh data RUN [NAME [ARGS]] stock files and RUN's as Pachi's files
+#                                                   (ARGS to gomove export pachi: --spatial-only)
 #   scripts/pachi_matches.sh match SIZE PLAYOUTS GAMES [SET [OPTIONS ROW]]   one row
 #   scripts/pachi_matches.sh all RUN                build, data, and the three rows
 #
@@ -42,12 +43,13 @@ build() {
 }
 
 data() {
-    local run=${1:?data RUN [NAME]} name=${2:-gomove}
+    local run=${1:?data RUN [NAME [ARGS]]} name=${2:-gomove}
+    shift $(( $# < 2 ? $# : 2 ))
     [ "$name" != stock ] || { echo "stock is Pachi's own set; name RUN's another" >&2; exit 2; }
     [ -x "$PACHI/pachi" ] || { echo "no Pachi built at $PACHI (run: $0 build)" >&2; exit 2; }
     mkdir -p "$PACHI_DATA/stock"
     cp "$PACHI/patterns_mm.spat" "$PACHI/patterns_mm.gamma" "$PACHI_DATA/stock/"
-    gomove export pachi "$run" "$PACHI_DATA/$name" --base "$PACHI/patterns_mm.gamma"
+    gomove export pachi "$run" "$PACHI_DATA/$name" --base "$PACHI/patterns_mm.gamma" "$@"
 }
 
 match() {
@@ -83,5 +85,5 @@ case "${1:-}" in
         (match 19 2000 100 gomove)
         (match 19 10000 60 gomove)
         ;;
-    *) sed -n '2,25p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,26p' "$0" >&2; exit 2 ;;
 esac

@@ -295,6 +295,28 @@ def test_exported_files_parse_with_pachis_grammar(shape_run, tmp_path, with_base
     assert gam["net:cut"] == (7.5 if with_base else 1.0)
 
 
+def test_spatial_only_keeps_pachis_tactical_gammas(shape_run, tmp_path):
+    """--spatial-only: the same dictionary and spatial gammas, every tactical gamma the
+    base's (nospat stays gomove's: it goes with the dictionary); without --base it is
+    refused with one error line."""
+    base = tmp_path / "stock.gamma"
+    base.write_text("".join(f"7.5 ({f}:{p})\n" for f, payloads in PACHI_FEATURES for p in payloads))
+    full, only = tmp_path / "full", tmp_path / "only"
+    assert export_cli.main(["pachi", str(shape_run), str(full), "--base", str(base)]) == 0
+    argv = ["pachi", str(shape_run), str(only), "--base", str(base), "--spatial-only"]
+    assert export_cli.main(argv) == 0
+    assert (only / "patterns_mm.spat").read_text() == (full / "patterns_mm.spat").read_text()
+    a, b = read_gamma(full / "patterns_mm.gamma"), read_gamma(only / "patterns_mm.gamma")
+    assert a.keys() == b.keys()
+    for key in a:
+        if key.startswith("s") and key[1].isdigit() or key.startswith("nospat"):
+            assert b[key] == a[key], key
+        else:
+            assert b[key] == 7.5, key
+    assert a["capture:ladder"] != 7.5  # the full export does carry gomove's tactics
+    assert export_cli.main(["pachi", str(shape_run), str(tmp_path / "x"), "--spatial-only"]) == 2
+
+
 def test_spatial_gammas_multiply_to_gomoves(shape_run):
     """Along each pattern's chain of kept inner patterns (what Pachi matches, one per
     distance), the written gammas multiply to gomove's gamma of the pattern."""

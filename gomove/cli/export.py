@@ -48,6 +48,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="Pachi's stock patterns_mm.gamma: its values for the features gomove lacks "
         "(without it those get 1)",
     )
+    pa.add_argument(
+        "--spatial-only",
+        action="store_true",
+        help="gomove's spatial patterns only: every tactical gamma from --base (Pachi's)",
+    )
     pk = sub.add_parser("packed", help="a run's model packed for shipping (.npz)")
     pk.add_argument("run", metavar="RUN")
     pk.add_argument("out", metavar="OUT.npz")
@@ -66,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.what == "packed":
             summary = export_packed(args.run, args.out, args.note)
         else:
-            summary = export_pachi(args.run, args.out, args.base)
+            summary = export_pachi(args.run, args.out, args.base, args.spatial_only)
             summary["sources"] = sorted(set(summary["sources"].values()))
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

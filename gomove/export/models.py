@@ -64,14 +64,21 @@ def import_mm(gammas: str | Path, registry: str | Path, out: str | Path) -> int:
 
 
 def export_pachi(
-    run: str | Path, out_dir: str | Path, base_gamma: str | Path | None = None
+    run: str | Path,
+    out_dir: str | Path,
+    base_gamma: str | Path | None = None,
+    spatial_only: bool = False,
 ) -> dict[str, object]:
-    """A run's mm model as Pachi's patterns_mm.spat and patterns_mm.gamma."""
+    """A run's mm model as Pachi's patterns_mm.spat and patterns_mm.gamma (spatial_only:
+    with Pachi's own tactical gammas from base_gamma)."""
+    if spatial_only and base_gamma is None:
+        raise SourceError("--spatial-only keeps Pachi's tactical gammas: give --base")
     state = load_run(run)
     ex = state["extractor"]
     if ex.table is None:
         raise SourceError(f"{run}: the model has no shape patterns")
-    return write_pachi(out_dir, ex.registry, ex.table, mm_log_gamma(state, run), base_gamma)
+    log_gamma = mm_log_gamma(state, run)
+    return write_pachi(out_dir, ex.registry, ex.table, log_gamma, base_gamma, spatial_only)
 
 
 def export_packed(run: str | Path, out: str | Path, note: str = "") -> dict[str, object]:

@@ -295,17 +295,24 @@ def read_gamma_file(path: str | Path) -> dict[str, float]:
 
 
 def tactical_gammas(
-    reg: Registry, log_gamma: np.ndarray, base: dict[str, float] | None
+    reg: Registry,
+    log_gamma: np.ndarray,
+    base: dict[str, float] | None,
+    spatial_only: bool = False,
 ) -> tuple[dict[str, float], dict[str, str]]:
     """Every non-spatial Pachi feature's gamma, and where each came from ("gomove
-    group:level", "gomove absent", "pachi" or "none")."""
+    group:level", "gomove absent", "pachi" or "none"). spatial_only: Pachi's own value
+    (base) for every feature base has, but ``nospat``, whose gamma belongs with the
+    dictionary written (gomove's)."""
     names = {name: i for i, name in enumerate(reg.names())}
     gammas, source = {}, {}
     for feat, payloads in PACHI_FEATURES:
         for p in payloads:
             key = f"{feat}:{p}"
             g = FEATURE_MAP.get(key)
-            if g == ONE:
+            if spatial_only and feat != "nospat" and base is not None and key in base:
+                gammas[key], source[key] = base[key], "pachi"
+            elif g == ONE:
                 gammas[key], source[key] = 1.0, "gomove absent"
             elif g is not None and g in names:
                 gammas[key], source[key] = math.exp(float(log_gamma[names[g]])), f"gomove {g}"
@@ -331,9 +338,14 @@ def write_pachi(
     table: PatternTable,
     log_gamma: np.ndarray,
     base_gamma: str | Path | None = None,
+    spatial_only: bool = False,
 ) -> dict[str, object]:
     """Write patterns_mm.spat and patterns_mm.gamma of an MM model into out_dir; return
-    a summary (pattern counts, where each tactical gamma came from)."""
+    a summary (pattern counts, where each tactical gamma came from). spatial_only:
+    gomove's spatial patterns with Pachi's own tactical gammas (base_gamma's), to
+    measure what gomove's tactical gammas add."""
+    if spatial_only and base_gamma is None:
+        raise ValueError("spatial_only keeps Pachi's tactical gammas: give base_gamma")
     if SHAPE_GROUP not in reg.group_names:
         raise ValueError("the model has no shape group: nothing to write a dictionary of")
     g = reg.group_index(SHAPE_GROUP)
@@ -343,7 +355,7 @@ def write_pachi(
     spat_g = spatial_gammas(table, np.asarray(log_gamma)[off : off + size])
     entries, gammas = with_placeholders(spatial_entries(table), spat_g)
     base = None if base_gamma is None else read_gamma_file(base_gamma)
-    tac, source = tactical_gammas(reg, np.asarray(log_gamma), base)
+    tac, source = tactical_gammas(reg, np.asarray(log_gamma), base, spatial_only)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     spat = spat_header() + [f"{e.index} {e.dist} {e.stones}" for e in entries]

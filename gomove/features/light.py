@@ -73,7 +73,8 @@ LIGHT_LEVELS = {
     "self_atari": ("self_atari",),
     "contiguity": ("contiguous",),
 }
-LIGHT_GROUPS = (*LIGHT_LEVELS, "pattern3x3")
+PATTERN3X3_GROUP = "pattern3x3"  # the group of the 3x3 patterns' levels
+LIGHT_GROUPS = (*LIGHT_LEVELS, PATTERN3X3_GROUP)
 N_LIGHT = len(LIGHT_GROUPS)
 PASS_COL, CAPTURE_COL, EXTENSION_COL, SELF_ATARI_COL, CONTIGUITY_COL, PATTERN_COL = range(N_LIGHT)
 
@@ -310,4 +311,4 @@ def code_name(code: int) -> str:
 def light_level_names() -> dict[str, tuple[str, ...]]:
     """Every light group's level names, in LIGHT_GROUPS order."""
     level_codes, _ = pattern_levels()
-    return {**LIGHT_LEVELS, "pattern3x3": tuple(code_name(int(c)) for c in level_codes)}
+    return {**LIGHT_LEVELS, PATTERN3X3_GROUP: tuple(code_name(int(c)) for c in level_codes)}

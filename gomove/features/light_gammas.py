@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from gomove.atomic import atomic_save_npz
-from gomove.features.light import LIGHT_LEVELS, N_RAW, pattern_levels
+from gomove.features.light import LIGHT_LEVELS, N_RAW, PATTERN3X3_GROUP, pattern_levels
 from gomove.features.registry import Registry
 
 POLICY_VERSION = 1
@@ -72,14 +72,14 @@ class LightGammas:
         """From a light-feature model: log_gamma[F] indexed as registry says."""
         log_gamma = np.asarray(log_gamma, dtype=np.float64)
         gamma = {}
-        for g in (*LEVEL_GROUPS, "pattern3x3"):
+        for g in (*LEVEL_GROUPS, PATTERN3X3_GROUP):
             o = int(registry.offsets[registry.group_index(g)])
             n = int(registry.sizes[registry.group_index(g)])
             gamma[g] = np.concatenate([[1.0], np.exp(log_gamma[o : o + n])])
         level_codes, raw_to_level = pattern_levels()
-        if len(gamma["pattern3x3"]) != len(level_codes) + 1:
+        if len(gamma[PATTERN3X3_GROUP]) != len(level_codes) + 1:
             raise ValueError("the registry's pattern3x3 levels are not light.pattern_levels()")
-        return cls(gamma["pattern3x3"][raw_to_level], *(gamma[g] for g in LEVEL_GROUPS))
+        return cls(gamma[PATTERN3X3_GROUP][raw_to_level], *(gamma[g] for g in LEVEL_GROUPS))
 
     def save(self, path: str | Path) -> None:
         atomic_save_npz(

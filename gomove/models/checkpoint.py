@@ -23,7 +23,8 @@ from gomove.atomic import atomic_write, atomic_write_text
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
 from gomove.features.harvest import PatternTable
-from gomove.features.registry import Registry
+from gomove.features.light import PATTERN3X3_GROUP
+from gomove.features.registry import SHAPE_GROUP, Registry
 from gomove.models import MoveModel
 from gomove.models.fbt import FactorizationBT
 from gomove.models.mm import BradleyTerry
@@ -31,7 +32,7 @@ from gomove.models.packed import is_packed, read_packed
 from gomove.models.rankers import GaussianRanking, WinRateRanking
 
 CHECKPOINT_VERSION = 1
-PATTERN_GROUPS = ("shape", "pattern3x3")  # listed by their best and worst levels only
+PATTERN_GROUPS = (SHAPE_GROUP, PATTERN3X3_GROUP)  # listed by their best and worst levels only
 
 # Which class a model name stands for (``cfg.model.name``, a checkpoint's ``model_name``).
 MODEL_CLASSES: dict[str, type[MoveModel]] = {

@@ -3,6 +3,8 @@ Schmidt-Thieme 2013).
 
 Where to start reading: ``loop`` (``train_sgd``: epochs, schedules, init, validation),
 then the engines: ``compiled`` (numba steps over the flat layout on the CPU, kernels
-in ``kernels``) and the padded batches in torch (gomove.models.fbt's losses, any
+in ``kernels``) and ``tensor`` (its torch twin, any device), which share ``flat_sgd``
+(the checks, the batch size, the epoch order, the state a resumed run continues from),
+and the padded batches in torch (gomove.models.fbt's losses, any
 device); ``distributed`` spreads a global batch over torchrun's ranks.
 """

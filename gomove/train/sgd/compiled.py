@@ -28,17 +28,14 @@ model whatever the thread count (each kernel's sums run in a fixed order).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import replace
-from typing import Any
-
 import numpy as np
 
 from gomove.data.flat import FlatData
 from gomove.features.hierarchy import Hierarchy
 from gomove.models.fbt import FactorizationBT
-from gomove.train.config import SGDConfig, auto_batch_size
+from gomove.train.config import SGDConfig
 from gomove.train.sgd import kernels
+from gomove.train.sgd.flat_sgd import FULL, LFR, SAMPLED, FlatSGD
 from gomove.train.sgd.kernels import (
     FlatLevels,
     Grads,
@@ -50,7 +47,7 @@ from gomove.train.sgd.kernels import (
 )
 
 
-class CompiledSGD:
+class CompiledSGD(FlatSGD):
     """SGD of a CPU FactorizationBT over FlatData as cfg says (name, sample, optimizer...).
 
     Iterating gives one epoch of mini-batches (position ids, seeded order);
@@ -72,13 +69,8 @@ class CompiledSGD:
         and carry its gradient back to the raw rows (features.hierarchy)."""
         if model.w.device.type != "cpu":
             raise ValueError("the compiled engine runs on the CPU; use padded batches on CUDA")
-        if model.n_features < data.min_features:
-            raise ValueError(
-                f"the data index {data.min_features} features, the model has {model.n_features}"
-            )
-        if cfg.batch_size is None:  # as train_sgd resolves it
-            cfg = replace(cfg, batch_size=auto_batch_size(data.n_positions))
-        self.model, self.data, self.cfg = model, data, cfg
+        super().__init__(model, data, cfg)
+        self.data = data
         # views of the parameters: the updates in place are the model's
         self.w = model.w.detach().numpy()
         self.v = model.v.detach().numpy()
@@ -97,15 +89,7 @@ class CompiledSGD:
         self.levels = FlatLevels(
             data.packed, data.fields, data.offs8, data.levw, data.offsw, data.pos_start, data.winner
         )
-        self.n_steps = 0
-        self._l2: tuple[int, float] | None = None  # (n_steps, L2 term) of the last measure
-        if cfg.name == "lfr":
-            self.mode = kernels.LFR
-        else:
-            self.mode = kernels.SAMPLED if cfg.sample else kernels.FULL
-        self.n_samples = cfg.sample if self.mode == kernels.SAMPLED else 0
-        self.order_rng = np.random.default_rng([cfg.seed, 0])
-        self.sample_rng = np.random.default_rng([cfg.seed, 1])
+        self.mode = {FULL: kernels.FULL, SAMPLED: kernels.SAMPLED, LFR: kernels.LFR}[self.gradient]
         m = data.max_cands
         self.scratch = GradScratch(np.empty((m, 1 + k)), np.empty(m), np.empty(m))
         self._no_unif = np.empty((0, 0))
@@ -123,26 +107,15 @@ class CompiledSGD:
         hp = StepSettings(True, 0.0, 0.9, 0.999, 1e-8, 1, 0.0, 0.0)
         kernels.update_params(params, grads, state, hp, self.width)
 
-    def state_dict(self) -> dict[str, Any]:
-        """What continues training besides the model's parameters: the optimizer's
-        moments and step count, both generators."""
-        return {
-            "moments": [a.copy() for a in self.state],
-            "n_steps": self.n_steps,
-            "order_rng": self.order_rng.bit_generator.state,
-            "sample_rng": self.sample_rng.bit_generator.state,
-        }
+    def _moments(self) -> list[np.ndarray]:
+        return [a.copy() for a in self.state]
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Continue from state_dict(), the model's parameters already loaded (the table
-        is rebuilt from them, as every step leaves it)."""
-        for a, saved in zip(self.state, state["moments"], strict=True):
-            a[...] = saved
-        self.n_steps = state["n_steps"]
-        self.order_rng.bit_generator.state = state["order_rng"]
-        self.sample_rng.bit_generator.state = state["sample_rng"]
+    def _load_moments(self, saved: list[np.ndarray]) -> None:
+        for a, m in zip(self.state, saved, strict=True):
+            a[...] = m
+
+    def _rebuild(self) -> None:
         self._fill()
-        self._l2 = None
 
     def _fill(self) -> None:
         """The table from the parameters, and what the steps read from it."""
@@ -152,12 +125,6 @@ class CompiledSGD:
     def _refresh(self) -> None:
         if self.hierarchy is not None:
             self.hierarchy.sum_down_into(self.table, self.read)
-
-    def __iter__(self) -> Iterator[np.ndarray]:
-        order = self.order_rng.permutation(self.data.n_positions)
-        b = self.cfg.batch_size
-        for lo in range(0, len(order), b):
-            yield order[lo : lo + b]
 
     def loss_grad(
         self, pos: np.ndarray, unif: np.ndarray | None = None, backward: bool = True

@@ -23,10 +23,6 @@ on the device, compact):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import replace
-from typing import Any
-
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -35,13 +31,12 @@ from gomove.data.device import DeviceFlat
 from gomove.data.flat import FlatData
 from gomove.features.hierarchy import Hierarchy
 from gomove.models.fbt import FactorizationBT
-from gomove.train.config import SGDConfig, auto_batch_size
+from gomove.train.config import SGDConfig
 from gomove.train.hierarchy import TorchChain
+from gomove.train.sgd.flat_sgd import LFR, SAMPLED, FlatSGD
 
-FULL, SAMPLED, LFR = "full", "sampled", "lfr"
 
-
-class TorchSGD:
+class TorchSGD(FlatSGD):
     """SGD of a FactorizationBT over FlatData on the model's device (module docstring).
 
     The interface of CompiledSGD: iterating gives an epoch of position ids;
@@ -57,29 +52,13 @@ class TorchSGD:
         hierarchy: Hierarchy | None = None,
     ) -> None:
         """hierarchy: as CompiledSGD's (raw parameters, the chain sums read)."""
-        if model.n_features < data.min_features:
-            raise ValueError(
-                f"the data index {data.min_features} features, the model has {model.n_features}"
-            )
-        if cfg.batch_size is None:  # as train_sgd resolves it
-            cfg = replace(cfg, batch_size=auto_batch_size(data.n_positions))
-        self.model, self.cfg = model, cfg
+        super().__init__(model, data, cfg)
         self.device = model.w.device
         self.chain = None if hierarchy is None else TorchChain(hierarchy, self.device)
         self.flat = DeviceFlat(data, self.device)
         self.pos_start = data.pos_start  # on the host: batch sizes without a device sync
-        self.n_positions = data.n_positions
-        if cfg.name == "lfr":
-            self.mode = LFR
-        else:
-            self.mode = SAMPLED if cfg.sample else FULL
-        self.n_samples = cfg.sample if self.mode == SAMPLED else 0
-        self.order_rng = np.random.default_rng([cfg.seed, 0])
-        self.sample_rng = np.random.default_rng([cfg.seed, 1])
         w, v = model.w.detach(), model.v.detach()
         self.state = [torch.zeros_like(a) for a in (w, w, v, v)]  # Adam's moments / SGD's buffers
-        self.n_steps = 0
-        self._l2: tuple[int, float] | None = None
         self.table = self._table()
 
     def _table(self) -> torch.Tensor:
@@ -91,29 +70,15 @@ class TorchSGD:
         table[0] = 0.0
         return table if self.chain is None else self.chain.sum_down(table)
 
-    def state_dict(self) -> dict[str, Any]:
-        """CompiledSGD's: the optimizer's moments and step count, both generators."""
-        return {
-            "moments": [a.cpu().numpy().copy() for a in self.state],
-            "n_steps": self.n_steps,
-            "order_rng": self.order_rng.bit_generator.state,
-            "sample_rng": self.sample_rng.bit_generator.state,
-        }
+    def _moments(self) -> list[np.ndarray]:
+        return [a.cpu().numpy().copy() for a in self.state]
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        for a, saved in zip(self.state, state["moments"], strict=True):
-            a.copy_(torch.as_tensor(saved))
-        self.n_steps = state["n_steps"]
-        self.order_rng.bit_generator.state = state["order_rng"]
-        self.sample_rng.bit_generator.state = state["sample_rng"]
+    def _load_moments(self, saved: list[np.ndarray]) -> None:
+        for a, m in zip(self.state, saved, strict=True):
+            a.copy_(torch.as_tensor(m))
+
+    def _rebuild(self) -> None:
         self.table = self._table()
-        self._l2 = None
-
-    def __iter__(self) -> Iterator[np.ndarray]:
-        order = self.order_rng.permutation(self.n_positions)
-        b = self.cfg.batch_size
-        for lo in range(0, len(order), b):
-            yield order[lo : lo + b]
 
     def loss_grad(
         self, pos: np.ndarray, unif: np.ndarray | None = None, backward: bool = True
@@ -140,13 +105,13 @@ class TorchSGD:
             x = torch.exp(e - top[seg])
             z = torch.zeros(n, dtype=e.dtype, device=dev).index_add(0, seg, x)
             ll = e[win] - top - torch.log(z)
-            if self.mode == LFR:
+            if self.gradient == LFR:
                 loss = self._lfr_loss(e, seg, win, counts, n)
             else:
                 loss = -ll.sum()
             if not backward:
                 return float(ll.sum()), float(loss), None
-            if self.mode == SAMPLED:
+            if self.gradient == SAMPLED:
                 if unif is None:
                     unif = self.sample_rng.random((n, self.n_samples))
                 m = int(host_counts.max())

@@ -1,0 +1,80 @@
+"""What the two SGD engines over flat data share (``compiled``: numba on the CPU;
+``tensor``: torch on any device): the checks of a model against its data, the batch
+size, which gradient a run takes, the epoch order, and the step count and generators
+that a resumed run continues from. Each engine adds its own steps and optimizer state.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from gomove.data.flat import FlatData
+from gomove.models.fbt import FactorizationBT
+from gomove.train.config import SGDConfig, auto_batch_size
+
+# the gradient a run takes: the full softmax's, the sampled estimate of it, LFR's
+FULL, SAMPLED, LFR = "full", "sampled", "lfr"
+
+
+class FlatSGD(ABC):
+    """The settings and the schedule of one SGD run over FlatData; iterating gives one
+    epoch of mini-batches (position ids, in an order drawn from the seed)."""
+
+    def __init__(self, model: FactorizationBT, data: FlatData, cfg: SGDConfig) -> None:
+        if model.n_features < data.min_features:
+            raise ValueError(
+                f"the data index {data.min_features} features, the model has {model.n_features}"
+            )
+        if cfg.batch_size is None:  # as train_sgd resolves it
+            cfg = replace(cfg, batch_size=auto_batch_size(data.n_positions))
+        self.model, self.cfg = model, cfg
+        self.n_positions = data.n_positions
+        self.gradient = LFR if cfg.name == "lfr" else SAMPLED if cfg.sample else FULL
+        self.n_samples = cfg.sample if self.gradient == SAMPLED else 0
+        self.order_rng = np.random.default_rng([cfg.seed, 0])
+        self.sample_rng = np.random.default_rng([cfg.seed, 1])
+        self.n_steps = 0
+        self._l2: tuple[int, float] | None = None  # (n_steps, L2 term) of the last measure
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        order = self.order_rng.permutation(self.n_positions)
+        b = self.cfg.batch_size
+        for lo in range(0, len(order), b):
+            yield order[lo : lo + b]
+
+    def state_dict(self) -> dict[str, Any]:
+        """What continues training besides the model's parameters: the optimizer's
+        moments and step count, both generators."""
+        return {
+            "moments": self._moments(),
+            "n_steps": self.n_steps,
+            "order_rng": self.order_rng.bit_generator.state,
+            "sample_rng": self.sample_rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from state_dict(), the model's parameters already loaded (what the
+        steps read is rebuilt from them, as every step leaves it)."""
+        self._load_moments(state["moments"])
+        self.n_steps = state["n_steps"]
+        self.order_rng.bit_generator.state = state["order_rng"]
+        self.sample_rng.bit_generator.state = state["sample_rng"]
+        self._rebuild()
+        self._l2 = None
+
+    @abstractmethod
+    def _moments(self) -> list[np.ndarray]:
+        """The optimizer's state as host arrays (copies)."""
+
+    @abstractmethod
+    def _load_moments(self, saved: list[np.ndarray]) -> None:
+        """Set the optimizer's state from _moments()."""
+
+    @abstractmethod
+    def _rebuild(self) -> None:
+        """What the steps read, from the model's parameters."""

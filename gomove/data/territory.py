@@ -82,6 +82,7 @@ from gomove.playout.driver import (
     area_score,
     eye_at,
     is_policy,
+    judged_dead,
     policy_moves,
     policy_play,
     policy_reset,
@@ -370,10 +371,7 @@ def final_territory(
     heads = board.head[locs]
     stone = sign != 0
     # a string's fate is one decision: the mean over its stones of "own colour owns it"
-    kept = own * sign
-    sums = np.bincount(heads[stone], weights=kept[stone], minlength=board.color.shape[0])
-    dead = np.zeros(size * size, bool)
-    dead[stone] = sums[heads[stone]] < 0
+    dead = judged_dead(board, own)
     # seki: live strings next to a point that stays dame in most playouts
     after = territory_from_dead(board, komi, placed_black, placed_white, dead.reshape(size, size))
     open_dame = (sign == 0) | dead

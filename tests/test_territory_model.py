@@ -15,6 +15,7 @@ from gomove.models.territory.crf import TerritoryCRF
 from gomove.models.territory.features import (
     FEATURE_SETS,
     board_symmetries,
+    components,
     features,
     geometry,
     grid_edges,
@@ -368,6 +369,32 @@ def test_strings_and_liberties_match_the_board():
         head = board.head[loc]
         assert libs[i] == board.libs[head]
         assert stones[i] == board.nstones[head]
+
+
+def test_components_match_a_reference_flood_fill():
+    """components: every point's component of equal value, its size, a string's
+    liberties and a region's border colours, against a plain breadth-first search."""
+    size = 9
+    rng = np.random.default_rng(9)
+    geo = geometry(size)
+    for _ in range(20):
+        rel = rng.choice([-1, 0, 1], size=size * size, p=[0.3, 0.4, 0.3]).astype(np.int8)
+        cid, csize, clibs, border = components(rel, geo.nbr)
+        for i in range(size * size):
+            seen, todo = {i}, [i]
+            while todo:
+                p = todo.pop()
+                for q in geo.nbr[p]:
+                    if q >= 0 and rel[q] == rel[i] and q not in seen:
+                        seen.add(q)
+                        todo.append(q)
+            around = {int(q) for p in seen for q in geo.nbr[p] if q >= 0 and q not in seen}
+            assert cid[i] == min(seen) and csize[cid[i]] == len(seen)
+            assert clibs[cid[i]] == sum(rel[q] == 0 for q in around) * (rel[i] != 0)
+            bits = (1 if any(rel[q] > 0 for q in around) else 0) | (
+                2 if any(rel[q] < 0 for q in around) else 0
+            )
+            assert border[cid[i]] == bits
 
 
 def test_predict_on_a_board_and_save_load(tmp_path):

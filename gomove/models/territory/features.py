@@ -147,45 +147,81 @@ def neighbour_table(size: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def strings(rel: np.ndarray, nbr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(string id, liberties, stones) of each point's string; -1, 0, 0 for empty points."""
+def components(
+    rel: np.ndarray, nbr: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The connected components of equal value in rel (the strings of each colour, the
+    empty regions), in one flood fill: (each point's component id, its first point; and
+    at each id the component's size, its liberties (the distinct empty points next to
+    it: a string's liberties, 0 for a region) and its border (bit 1: friendly stones
+    next to it, bit 2: enemy stones))."""
     n = rel.shape[0]
-    sid = np.full(n, -1, np.int32)
-    libs = np.zeros(n, np.int32)
-    stones = np.zeros(n, np.int32)
+    cid = np.full(n, -1, np.int32)
+    csize = np.zeros(n, np.int32)
+    clibs = np.zeros(n, np.int32)
+    border = np.zeros(n, np.int32)
     stack = np.empty(n, np.int32)
-    members = np.empty(n, np.int32)
     lib_mark = np.full(n, -1, np.int32)
     for start in range(n):
-        if rel[start] == 0 or sid[start] >= 0:
+        if cid[start] >= 0:
             continue
-        colour = rel[start]
-        sid[start] = start
+        value = rel[start]
+        cid[start] = start
         top = 1
         stack[0] = start
         m = 0
         n_libs = 0
+        bits = 0
         while top:
             top -= 1
             p = stack[top]
-            members[m] = p
             m += 1
             for k in range(4):
                 q = nbr[p, k]
                 if q < 0:
                     continue
-                if rel[q] == 0:
+                if rel[q] == value:
+                    if cid[q] < 0:
+                        cid[q] = start
+                        stack[top] = q
+                        top += 1
+                elif rel[q] == 0:
                     if lib_mark[q] != start:
                         lib_mark[q] = start
                         n_libs += 1
-                elif rel[q] == colour and sid[q] < 0:
-                    sid[q] = start
-                    stack[top] = q
-                    top += 1
-        for t in range(m):
-            libs[members[t]] = n_libs
-            stones[members[t]] = m
+                elif rel[q] > 0:
+                    bits |= 1
+                else:
+                    bits |= 2
+        csize[start] = m
+        clibs[start] = n_libs
+        border[start] = bits
+    return cid, csize, clibs, border
+
+
+@njit(cache=True)
+def string_view(
+    rel: np.ndarray, cid: np.ndarray, csize: np.ndarray, clibs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(string id, liberties, stones) of each point's string from its components; -1,
+    0, 0 for empty points."""
+    n = rel.shape[0]
+    sid = np.full(n, -1, np.int32)
+    libs = np.zeros(n, np.int32)
+    stones = np.zeros(n, np.int32)
+    for i in range(n):
+        if rel[i] != 0:
+            sid[i] = cid[i]
+            libs[i] = clibs[cid[i]]
+            stones[i] = csize[cid[i]]
     return sid, libs, stones
+
+
+@njit(cache=True)
+def strings(rel: np.ndarray, nbr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(string id, liberties, stones) of each point's string; -1, 0, 0 for empty points."""
+    cid, csize, clibs, _ = components(rel, nbr)
+    return string_view(rel, cid, csize, clibs)
 
 
 @njit(cache=True)
@@ -278,45 +314,6 @@ def _rich(rel, nbr, sid, libs, stones, edges, edge_line, field_idx, edge_idx) ->
 
 
 @njit(cache=True)
-def regions(rel: np.ndarray, nbr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Empty regions: (region id of each point, -1 on stones; border of each region id:
-    bit 1 friendly stones, bit 2 enemy stones; size of each region id)."""
-    n = rel.shape[0]
-    rid = np.full(n, -1, np.int32)
-    border = np.zeros(n, np.int32)
-    rsize = np.zeros(n, np.int32)
-    stack = np.empty(n, np.int32)
-    for start in range(n):
-        if rel[start] != 0 or rid[start] >= 0:
-            continue
-        rid[start] = start
-        top = 1
-        stack[0] = start
-        m = 0
-        bits = 0
-        while top:
-            top -= 1
-            p = stack[top]
-            m += 1
-            for k in range(4):
-                q = nbr[p, k]
-                if q < 0:
-                    continue
-                if rel[q] == 0:
-                    if rid[q] < 0:
-                        rid[q] = start
-                        stack[top] = q
-                        top += 1
-                elif rel[q] > 0:
-                    bits |= 1
-                else:
-                    bits |= 2
-        border[start] = bits
-        rsize[start] = m
-    return rid, border, rsize
-
-
-@njit(cache=True)
 def _size_bucket(m: int) -> int:
     if m <= 2:
         return m - 1
@@ -326,10 +323,11 @@ def _size_bucket(m: int) -> int:
 
 
 @njit(cache=True)
-def _wide(rel, nbr, sid, libs, size, offs, edges, field_idx, edge_idx) -> None:
-    """The surroundings and region columns 4.. of field_idx (after _rich filled 0..3)."""
+def _wide(rel, nbr, sid, libs, cid, csize, border, size, offs, edges, field_idx, edge_idx) -> None:
+    """The surroundings and region columns 4.. of field_idx (after _rich filled 0..3);
+    an empty point's region is its component (cid, csize, border: components')."""
     n = rel.shape[0]
-    rid, border, rsize = regions(rel, nbr)
+    rid, rsize = cid, csize
     eyes = np.zeros(n, np.int32)  # at each string id
     seen = np.full(n, -1, np.int32)  # at each region id: the last string that counted it
     order = np.argsort(sid, kind="mergesort")  # each string's stones one after another
@@ -538,10 +536,12 @@ def features(fs: FeatureSet, colour: np.ndarray, to_move: int, size: int):
     if fs.name == "stern":
         _stern(rel, geo.nbr, geo.edges, field_idx, edge_idx)
     else:
-        sid, libs, stones = strings(rel, geo.nbr)  # once, for every part below
+        cid, csize, clibs, border = components(rel, geo.nbr)  # once, for every part below
+        sid, libs, stones = string_view(rel, cid, csize, clibs)
         _rich(rel, geo.nbr, sid, libs, stones, geo.edges, geo.edge_line, field_idx, edge_idx)
         if fs.name != "rich":
-            _wide(rel, geo.nbr, sid, libs, size, OFFSETS, geo.edges, field_idx, edge_idx)
+            _wide(rel, geo.nbr, sid, libs, cid, csize, border, size, OFFSETS, geo.edges,
+                  field_idx, edge_idx)  # fmt: skip
         if fs.playouts:
             mine, theirs = mc_counts(rel, size, fs.playouts)
             _mc(rel, libs, mine, theirs, fs.playouts, size, OFFSETS, geo.edges, field_idx,

@@ -118,6 +118,15 @@ def offsets() -> np.ndarray:
 OFFSETS = offsets()
 
 
+def around_table(size: int, offs: np.ndarray) -> np.ndarray:
+    """int32[N, len(offs)]: the point at each offset from each point, -1 off the board."""
+    r, c = np.divmod(np.arange(size * size), size)
+    rr = r[:, None] + offs[None, :, 0]
+    cc = c[:, None] + offs[None, :, 1]
+    inside = (rr >= 0) & (rr < size) & (cc >= 0) & (cc < size)
+    return np.where(inside, rr * size + cc, -1).astype(np.int32)
+
+
 def feature_set(name: str) -> FeatureSet:
     try:
         return FEATURE_SETS[name]
@@ -323,9 +332,10 @@ def _size_bucket(m: int) -> int:
 
 
 @njit(cache=True)
-def _wide(rel, nbr, sid, libs, cid, csize, border, size, offs, edges, field_idx, edge_idx) -> None:
+def _wide(rel, nbr, sid, libs, cid, csize, border, offs, around, edges, field_idx, edge_idx):
     """The surroundings and region columns 4.. of field_idx (after _rich filled 0..3);
-    an empty point's region is its component (cid, csize, border: components')."""
+    an empty point's region is its component (cid, csize, border: components'), the
+    points around a point around[i] (Geometry.around, in the order of offs)."""
     n = rel.shape[0]
     rid, rsize = cid, csize
     eyes = np.zeros(n, np.int32)  # at each string id
@@ -369,17 +379,10 @@ def _wide(rel, nbr, sid, libs, cid, csize, border, size, offs, edges, field_idx,
             field_idx[i, col + 1] = region_base + 20 + 2 * CAP * 3
     base = N_RICH_FIELD
     for i in range(rel.shape[0]):
-        r = i // size
-        c = i % size
         colour3 = 0 if rel[i] == 0 else (1 if rel[i] > 0 else 2)
         for k in range(offs.shape[0]):
-            rr = r + offs[k, 0]
-            cc = c + offs[k, 1]
-            if 0 <= rr < size and 0 <= cc < size:
-                j = rr * size + cc
-                cls = point_class(rel[j], libs[j])
-            else:
-                cls = N_CLASS  # off the board
+            j = around[i, k]
+            cls = point_class(rel[j], libs[j]) if j >= 0 else N_CLASS  # N_CLASS: off the board
             field_idx[i, 4 + k] = base + (colour3 * RADIUS + offs[k, 2] - 1) * (N_CLASS + 1) + cls
 
 
@@ -391,7 +394,7 @@ def _count_pair(mine: int, theirs: int) -> int:
 
 
 @njit(cache=True)
-def _mc(rel, libs, mine, theirs, playouts, size, offs, edges, field_idx, edge_idx) -> None:
+def _mc(rel, libs, mine, theirs, playouts, offs, around, edges, field_idx, edge_idx) -> None:
     """The playout columns (the last three of each point, the last of each pair) of an
     mc set, after _rich and _wide."""
     col = field_idx.shape[1] - 3
@@ -401,18 +404,19 @@ def _mc(rel, libs, mine, theirs, playouts, size, offs, edges, field_idx, edge_id
         cls = point_class(rel[i], libs[i])
         field_idx[i, col] = N_WIDE_FIELD + cls * pairs + _count_pair(mine[i], theirs[i])
         colour3 = 0 if rel[i] == 0 else (1 if rel[i] > 0 else 2)
-        r = i // size
-        c = i % size
-        for w, reach in enumerate((1, 3)):  # the neighbours, and the points within 3 steps
-            balance = 0  # their mean of mine - theirs, in 9 levels of -n..n
-            count = 0
-            for k in range(offs.shape[0]):
-                rr = r + offs[k, 0]
-                cc = c + offs[k, 1]
-                if offs[k, 2] <= reach and 0 <= rr < size and 0 <= cc < size:
-                    q = rr * size + cc
-                    balance += mine[q] - theirs[q]
-                    count += 1
+        # the neighbours' and the points within 3 steps' mean of mine - theirs, in 9
+        # levels of -n..n: one walk over the points around, summing both
+        near = far = 0
+        n_near = n_far = 0
+        for k in range(offs.shape[0]):
+            q = around[i, k]
+            if q >= 0 and offs[k, 2] <= 3:
+                far += mine[q] - theirs[q]
+                n_far += 1
+                if offs[k, 2] <= 1:
+                    near += mine[q] - theirs[q]
+                    n_near += 1
+        for w, balance, count in ((0, near, n_near), (1, far, n_far)):
             scale = count * playouts
             level = (4 * balance + 4 * scale + scale // 2) // scale  # round(4 mean / n) + 4
             field_idx[i, col + 1 + w] = base + (w * 3 + colour3) * 9 + level
@@ -502,6 +506,7 @@ class Geometry:
         r, c = np.divmod(np.arange(size * size), size)
         line = np.minimum(np.minimum(r, c), np.minimum(size - 1 - r, size - 1 - c))
         self.edge_line = np.minimum(line, CAP).astype(np.int32)
+        self.around = around_table(size, OFFSETS)
         self.sym = board_symmetries(size)
         self.sym_keys = np.random.default_rng(size).integers(
             0, 2**63, size=(size * size, 2), dtype=np.uint64
@@ -540,12 +545,12 @@ def features(fs: FeatureSet, colour: np.ndarray, to_move: int, size: int):
         sid, libs, stones = string_view(rel, cid, csize, clibs)
         _rich(rel, geo.nbr, sid, libs, stones, geo.edges, geo.edge_line, field_idx, edge_idx)
         if fs.name != "rich":
-            _wide(rel, geo.nbr, sid, libs, cid, csize, border, size, OFFSETS, geo.edges,
+            _wide(rel, geo.nbr, sid, libs, cid, csize, border, OFFSETS, geo.around, geo.edges,
                   field_idx, edge_idx)  # fmt: skip
         if fs.playouts:
             mine, theirs = mc_counts(rel, size, fs.playouts)
-            _mc(rel, libs, mine, theirs, fs.playouts, size, OFFSETS, geo.edges, field_idx,
-                edge_idx)  # fmt: skip
+            _mc(rel, libs, mine, theirs, fs.playouts, OFFSETS, geo.around, geo.edges,
+                field_idx, edge_idx)  # fmt: skip
     return field_idx, edge_idx
 
 

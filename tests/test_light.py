@@ -25,7 +25,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from synthetic import random_position
 
-from gomove.board.board import BLACK, LAST, TO_MOVE, WHITE, new_board, play, setup_stone
+from gomove.board.board import (
+    BLACK,
+    LAST,
+    TO_MOVE,
+    WHITE,
+    is_self_atari,
+    new_board,
+    play,
+    setup_stone,
+)
 from gomove.board.coords import NO_MOVE, PASS, loc_to_gtp, to_loc
 from gomove.features.config import FeatureConfig
 from gomove.features.extractor import FeatureExtractor
@@ -35,7 +44,6 @@ from gomove.features.light import (
     board_codes,
     canonical_codes,
     code_name,
-    is_self_atari,
     light_code,
     light_levels,
     pattern_levels,

@@ -45,6 +45,7 @@ from gomove.board.board import (
     Board,
     copy_board,
     is_legal,
+    is_self_atari,
     legal_moves,
     new_board,
     play,
@@ -55,7 +56,6 @@ from gomove.features.levels import last_move
 from gomove.features.light import (
     LIGHT_LEVELS,
     N_RAW,
-    is_self_atari,
     light_code,
     pattern_levels,
 )
@@ -344,7 +344,7 @@ def test_checker_counts_a_corrupted_state(corruption):
 def test_playable_table_is_is_legal_and_not_is_eye():
     """On random 9x9 positions, a point's level is playable (play > 0 with all
     gammas 1) exactly when is_legal (ko aside) and not is_eye, for both colours;
-    a playable move is a self-atari (light.is_self_atari) whenever its level is
+    a playable move is a self-atari (board.is_self_atari) whenever its level is
     sa_sure, and never when it is neither sa_sure nor sa_maybe."""
     import random
 

@@ -1,4 +1,4 @@
-"""Big self-ataris in the pattern playouts (gomove.features.light.big_self_atari).
+"""Big self-ataris in the pattern playouts (gomove.board.board.big_self_atari).
 
 - the kernel equals the reference (a self-atari, captures nothing, and the string
   after the move has more than limit stones) on every legal point of random 7x7
@@ -18,9 +18,8 @@ import pytest
 import reference as ref
 from synthetic import check_replay, random_position, recorded_game
 
-from gomove.board.board import BLACK, TO_MOVE, copy_board, is_legal, play
+from gomove.board.board import BLACK, TO_MOVE, big_self_atari, copy_board, is_legal, play
 from gomove.board.coords import PASS
-from gomove.features.light import big_self_atari
 from gomove.play.search.config import SearchConfig
 from gomove.playout.policy import PatternPolicy
 

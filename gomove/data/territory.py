@@ -70,6 +70,7 @@ from gomove.board.board import (
     Board,
     W,
     adjacent_strings,
+    big_self_atari,
     copy_board,
     is_legal,
     play,
@@ -77,7 +78,6 @@ from gomove.board.board import (
 from gomove.board.coords import PASS, to_loc
 from gomove.board.replay import game_arrays, start_board
 from gomove.data.dataset import cache_key, default_workers, input_fingerprint
-from gomove.features.light import big_self_atari
 from gomove.playout.driver import (
     area_score,
     eye_at,

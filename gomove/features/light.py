@@ -40,12 +40,9 @@ import numpy as np
 from numba import njit
 
 from gomove.board.board import (
-    EMPTY,
     Board,
     W,
-    adjacent_strings,
-    captures_of,
-    first_liberty,
+    self_atari_at,
 )
 from gomove.features.levels import (
     CAPTURE_OTHER,
@@ -106,56 +103,6 @@ def code_at(bc, head, libs, w: int, loc: int, color: int) -> int:
 @njit(cache=True)
 def light_code(b: Board, loc: int, color: int) -> int:
     return code_at(b.color, b.head, b.libs, b.info[W], loc, color)
-
-
-@njit(cache=True, inline="always")
-def self_atari_at(bc, head, nxt, libs, w: int, loc: int, color: int) -> bool:
-    """Would the move at loc, capturing nothing (the caller knows), leave its string one liberty?
-
-    Its liberties are its empty neighbours and, from each of our strings it
-    joins, their liberties but loc: none from a string in atari, two at least
-    from one with three (board.libs_after counts the same, captures included).
-    """
-    lib = -1
-    for nb in (loc - w, loc - 1, loc + 1, loc + w):
-        c = bc[nb]
-        if c == EMPTY:
-            if lib != -1 and nb != lib:
-                return False
-            lib = nb
-        elif c == color:
-            n = libs[head[nb]]
-            if n >= 3:
-                return False
-            if n == 2:
-                x = first_liberty(bc, nxt, w, nb, loc)  # the string's other liberty
-                if lib == -1:
-                    lib = x
-                elif x != lib:
-                    return False
-    return lib != -1
-
-
-@njit(cache=True)
-def is_self_atari(b: Board, loc: int, color: int) -> bool:
-    """The move captures nothing and its string is left with one liberty (tactical.py's)."""
-    if captures_of(b, loc, color) > 0:
-        return False
-    return self_atari_at(b.color, b.head, b.nxt, b.libs, b.info[W], loc, color)
-
-
-@njit(cache=True, inline="always")
-def big_self_atari(b: Board, loc: int, color: int, limit: int) -> bool:
-    """Would color's move at loc capture nothing and leave a string of more than limit
-    stones (the move's own included) with one liberty? (limit 0: never.) The pattern
-    playouts and the territory labels' settle playouts both refuse such moves."""
-    if limit <= 0:
-        return False
-    n = 1
-    for h in adjacent_strings(b, loc, color):
-        if h != -1:
-            n += b.nstones[h]
-    return n > limit and is_self_atari(b, loc, color)
 
 
 @njit(cache=True, inline="always")

@@ -70,7 +70,7 @@ class PatternPolicy(LightGammas):
         tactics: the probability of a tactical answer (gomove.playout.pattern.tactics);
         nakade: the probability of an eye space's vital point (gomove.playout.pattern.nakade);
         selfatari_max: a drawn move never leaves more stones in atari (0: no limit;
-        gomove.features.light.big_self_atari); local: the probability of a good-shape
+        gomove.board.board.big_self_atari); local: the probability of a good-shape
         answer next to the last two moves, a good shape's 3x3 gamma at least local_min
         times the open point's (gomove.playout.pattern.local)."""
         for name, p in (("tactics", tactics), ("nakade", nakade), ("local", local)):

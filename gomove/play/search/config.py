@@ -100,7 +100,7 @@ class SearchConfig:
       it has neither a last good reply nor a tactical answer, by the vital point of
       the small eye space next to it (gomove.playout.pattern.nakade; 0: off).
     selfatari_max: a pattern playout's drawn move never leaves more than this many
-      stones in atari, capturing nothing (gomove.features.light.big_self_atari;
+      stones in atari, capturing nothing (gomove.board.board.big_self_atari;
       0: no limit). Such moves throw away a group that could live or make seki.
     local: the probability that a pattern playout answers the previous move, when it
       has no reply, tactical answer or vital point, by a good shape (a 3x3 gamma at

@@ -19,15 +19,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gomove.board.board import EMPTY, SIZE, WHITE, Board, W, first_liberty
-from gomove.board.coords import PASS
-from gomove.features.levels import LastMove, capture_and_extension
-from gomove.features.light import (
+from gomove.board.board import (
+    EMPTY,
+    SIZE,
+    WHITE,
+    Board,
+    W,
     big_self_atari,
-    levels_at,
-    light_code,
+    first_liberty,
     self_atari_at,
 )
+from gomove.board.coords import PASS
+from gomove.features.levels import LastMove, capture_and_extension
+from gomove.features.light import levels_at, light_code
 from gomove.playout.driver import next_random
 from gomove.playout.pattern.state import PatternState
 from gomove.playout.pattern.tables import PolicyTables

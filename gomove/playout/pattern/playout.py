@@ -20,10 +20,9 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from gomove.board.board import KO, LAST, LAST2, SIZE, Board, W, play_arrays
+from gomove.board.board import KO, LAST, LAST2, SIZE, Board, W, big_self_atari, play_arrays
 from gomove.board.coords import PASS
 from gomove.features.levels import last_move
-from gomove.features.light import big_self_atari
 from gomove.playout.driver import (
     is_policy,
     policy_moves,
@@ -88,7 +87,7 @@ def play_moves(
     by the vital point of the eye space next to it when there is one, else, with
     probability local, by a good shape next to it or to the move before
     (pattern.local) when there is one, else it is drawn (with selfatari_max,
-    never a self-atari of more stones: gomove.features.light.big_self_atari).
+    never a self-atari of more stones: gomove.board.board.big_self_atari).
 
     Compiled without numba's reference counting (it allocates nothing, and
     its caller holds every array): counting references at every read of a

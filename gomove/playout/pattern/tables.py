@@ -8,7 +8,7 @@ Terms:
   ``code_flags``), capture possible (an opponent in atari), self-atari sure
   (no capture, one empty orthogonal point and no own string out of atari next
   to it) or possible (no capture, at most one empty orthogonal point and an
-  own string out of atari next to it: light.self_atari_at decides), the level
+  own string out of atari next to it: board.self_atari_at decides), the level
   the other colour sees, and which colour's strings are in atari next to it.
   All of these are the same for the 8 symmetries of a code.
 """
@@ -45,7 +45,7 @@ class PolicyTables(NamedTuple):
     move is a self-atari whatever the board (no capture, one empty orthogonal
     point, no own string out of atari next to it), ``sa_maybe`` it may be one
     (no capture, at most one empty orthogonal point, an own string out of
-    atari next to it: light.self_atari_at decides); ``base`` play times the
+    atari next to it: board.self_atari_at decides); ``base`` play times the
     capture:other gamma where the code shows a capture, times the self-atari
     gamma where sa_sure (the base gamma); ``swap`` the level the other
     colour sees; ``atari`` which orthogonal strings are in atari, as bits

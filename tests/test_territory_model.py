@@ -20,7 +20,7 @@ from gomove.models.territory.features import (
     geometry,
     grid_edges,
     mc_counts,
-    strings,
+    string_view,
 )
 from gomove.models.territory.sampler import run_chain, run_chains, seed_state, start_state
 from gomove.train.resume import Resume
@@ -362,7 +362,8 @@ def test_strings_and_liberties_match_the_board():
     board = board_from_points(points, size, BLACK)
     points = signed_points(board)  # stones without liberties were captured on placing
     geo = geometry(size)
-    sid, libs, stones = strings(points, geo.nbr)
+    cid, csize, clibs, _ = components(points, geo.nbr)
+    sid, libs, stones = string_view(points, cid, csize, clibs)
     w = size + 2
     for i in np.flatnonzero(points):
         loc = (i // size + 1) * w + i % size + 1

@@ -227,13 +227,6 @@ def string_view(
 
 
 @njit(cache=True)
-def strings(rel: np.ndarray, nbr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(string id, liberties, stones) of each point's string; -1, 0, 0 for empty points."""
-    cid, csize, clibs, _ = components(rel, nbr)
-    return string_view(rel, cid, csize, clibs)
-
-
-@njit(cache=True)
 def distance_to(rel: np.ndarray, nbr: np.ndarray, colour: int, cap: int) -> np.ndarray:
     """Steps from each point to the nearest stone of colour (rel frame), capped at cap."""
     n = rel.shape[0]

@@ -71,8 +71,6 @@ def export_pachi(
 ) -> dict[str, object]:
     """A run's mm model as Pachi's patterns_mm.spat and patterns_mm.gamma (spatial_only:
     with Pachi's own tactical gammas from base_gamma)."""
-    if spatial_only and base_gamma is None:
-        raise SourceError("--spatial-only keeps Pachi's tactical gammas: give --base")
     state = load_run(run)
     ex = state["extractor"]
     if ex.table is None:

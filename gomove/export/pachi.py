@@ -345,7 +345,9 @@ def write_pachi(
     gomove's spatial patterns with Pachi's own tactical gammas (base_gamma's), to
     measure what gomove's tactical gammas add."""
     if spatial_only and base_gamma is None:
-        raise ValueError("spatial_only keeps Pachi's tactical gammas: give base_gamma")
+        raise ValueError(
+            "spatial-only keeps Pachi's tactical gammas: give Pachi's patterns_mm.gamma (--base)"
+        )
     if SHAPE_GROUP not in reg.group_names:
         raise ValueError("the model has no shape group: nothing to write a dictionary of")
     g = reg.group_index(SHAPE_GROUP)

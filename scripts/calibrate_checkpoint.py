@@ -2,10 +2,12 @@
 does at the end of a run, for a run that trained without it.
 
     python scripts/calibrate_checkpoint.py RUN/model.pt OUT/model.pt [--val GAMES] [--val-games N]
+        [--by likelihood|bins]
 
 The validation games are the run's own (its config's data.val and data.max_val_games)
-unless --val and --val-games say otherwise; the temperature (gomove.train.calibrate) is
-folded into the parameters and OUT/model.pt is the same kind of model, to evaluate with
+unless --val and --val-games say otherwise; the temperature (and with --by bins the
+probability floor: gomove.train.calibrate) is folded into the parameters and
+OUT/model.pt is the same kind of model, to evaluate with
 ``gomove evaluate checkpoint=OUT/model.pt``.
 """
 
@@ -21,6 +23,7 @@ from gomove.data.loader import scoring_batches
 from gomove.data.sources import paths, read_config
 from gomove.models.checkpoint import load_checkpoint, save_checkpoint
 from gomove.train.calibrate import calibrate
+from gomove.train.config import CALIBRATE_BY
 
 log = logging.getLogger("calibrate_checkpoint")
 
@@ -31,6 +34,7 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("--val", default=None, help="validation games (default: the run's)")
     ap.add_argument("--val-games", type=int, default=None)
+    ap.add_argument("--by", choices=CALIBRATE_BY, default="likelihood")
     ap.add_argument("--cache-dir", default=None, help="default: the run's data.cache_dir")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -51,10 +55,20 @@ def main() -> None:
         workers=d.workers,
         progress=False,
     )
-    model, tau = calibrate(state["module"], scoring_batches(ds, d.batch_size, "cpu"))
-    history = list(state["history"]) + [{"temperature": tau, "calibrated_on": ds.n_games}]
+    model, tau, floor = calibrate(
+        state["module"], scoring_batches(ds, d.batch_size, "cpu"), args.by
+    )
+    row = {
+        "temperature": tau,
+        "floor": floor,
+        "calibrated_by": args.by,
+        "calibrated_on": ds.n_games,
+    }
+    history = list(state["history"]) + [row]
     save_checkpoint(args.out, model, ex, cfg, history)
-    log.info("temperature %.4f on %d validation games: %s", tau, ds.n_games, args.out)
+    log.info(
+        "temperature %.4f, floor %.3f on %d validation games: %s", tau, floor, ds.n_games, args.out
+    )
 
 
 if __name__ == "__main__":

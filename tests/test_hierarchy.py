@@ -283,7 +283,8 @@ def test_tempered_models_scale_their_strengths(extracted, hier):
         want = torch.log_softmax((0.7 * s).masked_fill(~b.mask, -torch.inf), 1)
         got = tempered(m, 0.7).log_probs(b.feat, b.mask)
         torch.testing.assert_close(got[b.mask], want[b.mask])
-        cal, tau = calibrate(m, [b])
+        cal, tau, floor = calibrate(m, [b])
+        assert floor == 0.0  # by the likelihood: a temperature alone
 
         def ll(model) -> float:
             lp = model.log_probs(b.feat, b.mask)

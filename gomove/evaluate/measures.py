@@ -34,10 +34,9 @@ import torch
 from gomove.data.batch import Batch
 from gomove.memory import release_free_heap
 from gomove.models import LogProbsFn
+from gomove.models.calibration import CAL_BINS, calibration, calibration_parts
 
 RANK_ERROR_BINS = 100
-CAL_BINS = 10  # calibration bins over [0, 1]
-CAL_MIN = 1000  # candidates a bin needs for calibration_gap
 TRIM_EVERY = 8  # batches scored between two release_free_heap calls (gomove.memory)
 
 
@@ -69,18 +68,6 @@ class PositionLog:
             dtype, shape = self.EMPTY.get(f, (np.int64, (0,)))
             out[f] = np.concatenate(v) if v else np.zeros(shape, dtype)
         return out
-
-
-def calibration_parts(lp: torch.Tensor, mask: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-    """Per position, its legal candidates by bin of predicted probability and the sum of
-    their probabilities: (uint16[B, CAL_BINS], float32[B, CAL_BINS]); lp: [B, M]."""
-    b = lp.shape[0]
-    p = torch.exp(lp).masked_fill(~mask, 0.0)
-    bins = torch.clamp((p * CAL_BINS).long(), max=CAL_BINS - 1)
-    slot = (torch.arange(b, device=lp.device)[:, None] * CAL_BINS + bins)[mask]
-    n = torch.bincount(slot, minlength=b * CAL_BINS).reshape(b, CAL_BINS)
-    total = torch.bincount(slot, weights=p[mask], minlength=b * CAL_BINS).reshape(b, CAL_BINS)
-    return n.cpu().numpy().astype(np.uint16), total.cpu().numpy().astype(np.float32)
 
 
 def uniform_log_probs(feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -280,29 +267,6 @@ def measures(
             records["cal_n"], records["cal_p"], log_p
         )
     return metrics
-
-
-def calibration(
-    cal_n: np.ndarray, cal_p: np.ndarray, log_p: np.ndarray
-) -> tuple[list[dict[str, Any]], float | None]:
-    """The calibration bins from the positions' parts and the experts' log-probabilities:
-    per bin [lo, hi) the candidates n, their mean predicted probability and the share the
-    expert played (None for an empty bin); and the largest |observed - predicted| over
-    bins of at least CAL_MIN candidates (None when none has)."""
-    n = cal_n.sum(0, dtype=np.int64)
-    total = cal_p.sum(0, dtype=np.float64)
-    expert_bin = np.minimum((np.exp(log_p) * CAL_BINS).astype(np.int64), CAL_BINS - 1)
-    hits = np.bincount(expert_bin, minlength=CAL_BINS)
-    rows, gaps = [], []
-    for k in range(CAL_BINS):
-        seen = int(n[k])
-        pred = float(total[k] / seen) if seen else None
-        obs = float(hits[k] / seen) if seen else None
-        rows.append({"lo": k / CAL_BINS, "hi": (k + 1) / CAL_BINS, "n": seen,
-                     "predicted": pred, "observed": obs})  # fmt: skip
-        if seen >= CAL_MIN:
-            gaps.append(abs(obs - pred))
-    return rows, (max(gaps) if gaps else None)
 
 
 def _phase_row(phases: _Sums, k: int, phase_len: int) -> dict[str, Any]:

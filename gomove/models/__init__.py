@@ -22,7 +22,12 @@ LogProbsFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 class MoveModel(Protocol):
-    """The interface of every model class (gomove.models.mm.BradleyTerry, fbt.FactorizationBT)."""
+    """The interface of every model class (gomove.models.mm.BradleyTerry, fbt.FactorizationBT).
+
+    ``floor`` (a float64 scalar buffer, 0 unless calibrated) mixes ``log_probs`` with the
+    uniform choice over the legal moves (gomove.models.calibration)."""
+
+    floor: torch.Tensor
 
     @property
     def n_features(self) -> int: ...

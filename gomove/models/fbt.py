@@ -47,6 +47,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from gomove.models.calibration import floored
 from gomove.models.fbt_kernels import scatter_team_grad
 from gomove.models.mm import masked_log_softmax
 
@@ -60,6 +61,7 @@ class FactorizationBT(nn.Module):
     """
 
     live: torch.Tensor
+    floor: torch.Tensor
 
     def __init__(
         self,
@@ -79,6 +81,7 @@ class FactorizationBT(nn.Module):
         live = torch.ones(n_features, dtype=dtype)
         live[0] = 0.0
         self.register_buffer("live", live, persistent=False)
+        self.register_buffer("floor", torch.zeros((), dtype=torch.float64))
 
     @property
     def n_features(self) -> int:
@@ -106,7 +109,8 @@ class FactorizationBT(nn.Module):
 
     def log_probs(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Log-probability of every candidate, -inf on padding. [B, M, G], [B, M] -> [B, M]."""
-        return masked_log_softmax(self.team_strength(feat), mask)
+        lp = masked_log_softmax(self.team_strength(feat), mask)
+        return floored(lp, mask, float(self.floor))
 
     def forward(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.log_probs(feat, mask)
@@ -138,7 +142,7 @@ class FactorizationBT(nn.Module):
         """Rebuild a model from ``state_dict()`` output; n_features and k from v's shape."""
         n_features, k = state["v"].shape
         model = cls(n_features, k, init_std=0.0, dtype=state["w"].dtype)
-        model.load_state_dict(state)
+        model.load_state_dict({**model.state_dict(), **state})  # floor: 0 if saved before it
         return model
 
 

@@ -31,6 +31,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from gomove.models.calibration import floored, with_floor
+
 
 def team_log_strength(log_gamma: torch.Tensor, feat: torch.Tensor) -> torch.Tensor:
     """log gamma of every candidate's team: gather and sum over groups.
@@ -61,6 +63,7 @@ class BradleyTerry(nn.Module):
     """
 
     log_gamma: torch.Tensor
+    floor: torch.Tensor
 
     def __init__(self, n_features: int, log_gamma: torch.Tensor | None = None) -> None:
         super().__init__()
@@ -71,6 +74,7 @@ class BradleyTerry(nn.Module):
         if log_gamma[0].item() != 0.0:
             raise ValueError("log_gamma[0] (the 'none' index) must be 0")
         self.register_buffer("log_gamma", log_gamma.detach().to(torch.float64).clone())
+        self.register_buffer("floor", torch.zeros((), dtype=torch.float64))
 
     @property
     def n_features(self) -> int:
@@ -82,7 +86,8 @@ class BradleyTerry(nn.Module):
 
     def log_probs(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Log-probability of every candidate, -inf on padding. [B, M, G], [B, M] -> [B, M]."""
-        return masked_log_softmax(self.team_log_strength(feat), mask)
+        lp = masked_log_softmax(self.team_log_strength(feat), mask)
+        return floored(lp, mask, float(self.floor))
 
     def forward(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.log_probs(feat, mask)
@@ -106,4 +111,4 @@ class BradleyTerry(nn.Module):
     def from_state_dict(cls, state: dict[str, torch.Tensor]) -> BradleyTerry:
         """Rebuild a model from ``state_dict()`` output (e.g. after torch.load)."""
         log_gamma = state["log_gamma"]
-        return cls(log_gamma.shape[0], log_gamma)
+        return with_floor(cls(log_gamma.shape[0], log_gamma), state)

@@ -27,6 +27,7 @@ from typing import Any, Self
 import torch
 from torch import nn
 
+from gomove.models.calibration import floored, with_floor
 from gomove.models.mm import masked_log_softmax
 
 
@@ -36,6 +37,7 @@ class AdditiveRanking(nn.Module):
     theta: torch.Tensor
     temperature: torch.Tensor
     columns: torch.Tensor
+    floor: torch.Tensor
 
     def __init__(
         self,
@@ -53,6 +55,7 @@ class AdditiveRanking(nn.Module):
         self.register_buffer("theta", theta.detach().to(torch.float64).clone())
         self.register_buffer("temperature", torch.as_tensor(temperature, dtype=torch.float64))
         self.register_buffer("columns", cols.clone())
+        self.register_buffer("floor", torch.zeros((), dtype=torch.float64))
 
     @property
     def n_features(self) -> int:
@@ -71,7 +74,8 @@ class AdditiveRanking(nn.Module):
 
     def log_probs(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Log-probability of every candidate, -inf on padding. [B, M, G], [B, M] -> [B, M]."""
-        return masked_log_softmax(self.temperature * self.team_strength(feat), mask)
+        lp = masked_log_softmax(self.temperature * self.team_strength(feat), mask)
+        return floored(lp, mask, float(self.floor))
 
     def forward(self, feat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.log_probs(feat, mask)
@@ -93,7 +97,7 @@ class AdditiveRanking(nn.Module):
     @classmethod
     def from_state_dict(cls, state: dict[str, torch.Tensor]) -> Self:
         theta = state["theta"]
-        return cls(theta.shape[0], theta, state["temperature"], state["columns"])
+        return with_floor(cls(theta.shape[0], theta, state["temperature"], state["columns"]), state)
 
 
 class WinRateRanking(AdditiveRanking):
@@ -135,4 +139,5 @@ class GaussianRanking(AdditiveRanking):
     @classmethod
     def from_state_dict(cls, state: dict[str, torch.Tensor]) -> Self:
         mu = state["theta"]
-        return cls(mu.shape[0], mu, state["sigma2"], state["temperature"], state["columns"])
+        model = cls(mu.shape[0], mu, state["sigma2"], state["temperature"], state["columns"])
+        return with_floor(model, state)

@@ -1,4 +1,5 @@
-"""The softmax temperature: one scalar fitted on held-out positions, folded into a model.
+"""The softmax temperature (and the probability floor): fitted on held-out positions,
+folded into a model.
 
 A model's probabilities are softmax(strength) over a position's legal moves; scaling
 every strength by tau changes no ranking, only how sure the model is. ``fit_temperature``
@@ -8,6 +9,13 @@ rankers calibrate so after every pass, gomove.train.rankers.fit; MM, FBT and LFR
 folds tau into the parameters, so the model class and every reader stay as they are:
 MM's log-gammas times tau; FBT's w times tau and v times sqrt(tau) (its strength
 sum w + sum of <v_f, v_g> scales by tau exactly); the rankers' own temperature.
+
+``calibrate(..., by="bins")`` fits for the calibration measure instead: the temperature
+and the floor (gomove.models.calibration): for each floor of a grid its likeliest
+temperature and a few around it, the pair whose largest bin gap on the held-out
+positions is smallest. A strong model
+too sure of its top moves but right in the middle needs both: the likelihood alone
+picks no floor, since a floor costs the expert's move a little probability everywhere.
 """
 
 from __future__ import annotations
@@ -16,15 +24,22 @@ import copy
 import math
 from collections.abc import Callable, Iterable
 
+import numpy as np
 import torch
 
 from gomove.data.batch import Batch
 from gomove.models import MoveModel
+from gomove.models.calibration import calibration, calibration_parts, floored
 from gomove.models.fbt import FactorizationBT
-from gomove.models.mm import BradleyTerry
+from gomove.models.mm import BradleyTerry, masked_log_softmax
 from gomove.models.rankers import AdditiveRanking
+from gomove.train.config import CALIBRATE_BY
 
 Strength = Callable[[torch.Tensor], torch.Tensor]  # feat [B, M, G] -> strength [B, M]
+Scored = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]  # (strength, mask, winner)
+
+FLOORS = tuple(0.01 * i for i in range(7))  # 0 to 0.06
+TAU_FACTORS = (0.96, 0.98, 1.0, 1.02, 1.04)  # times each floor's likeliest temperature
 
 
 def fit_temperature(
@@ -36,11 +51,19 @@ def fit_temperature(
     minus the variance of the strength under the softmax), so damped Newton steps
     from ``start`` (default 1 / sd(strengths)) converge. 1.0 when every strength ties.
     """
+    return _fit_temperature(_scored(strength, batches), start)
+
+
+def _scored(strength: Strength, batches: Iterable[Batch]) -> Scored:
     data = []
     with torch.no_grad():
         for b in batches:
             s = strength(b.feat).double().cpu()
             data.append((s, b.mask.cpu(), b.winner.cpu()))
+    return data
+
+
+def _fit_temperature(data: Scored, start: float | None) -> float:
     vals = torch.cat([s[m] for s, m, _ in data])
     sd = float(vals.std()) if vals.numel() > 1 else 0.0
     if not sd > 0:
@@ -64,6 +87,68 @@ def fit_temperature(
             break
         tau = new
     return tau
+
+
+def largest_gap(
+    data: Scored, tau: float, floor: float, bins: bool = True
+) -> tuple[float | None, float]:
+    """(largest calibration gap, mean log-probability of the expert move) of the softmax
+    of tau * strength with the floor, over the scored positions (gap None: not binned)."""
+    ns, ps, logs = [], [], []
+    for s, m, w in data:
+        lp = floored(masked_log_softmax(tau * s, m), m, floor)
+        if bins:
+            n, p = calibration_parts(lp, m)
+            ns.append(n)
+            ps.append(p)
+        logs.append(lp[torch.arange(len(w)), w].numpy())
+    log_p = np.concatenate(logs)
+    if not bins:
+        return None, float(log_p.mean())
+    return calibration(np.concatenate(ns), np.concatenate(ps), log_p)[1], float(log_p.mean())
+
+
+def _likeliest_tau(data: Scored, floor: float, around: float) -> float:
+    """The temperature of the likeliest expert moves under the floor: a golden-section
+    search over log tau in [around / 2, 2 around] (the log-likelihood is unimodal there
+    in practice; without a floor it is concave, fit_temperature)."""
+    lo, hi = math.log(around / 2), math.log(around * 2)
+    r = (math.sqrt(5) - 1) / 2
+
+    def ll(log_tau: float) -> float:
+        return largest_gap(data, math.exp(log_tau), floor, bins=False)[1]
+
+    x1, x2 = hi - r * (hi - lo), lo + r * (hi - lo)
+    f1, f2 = ll(x1), ll(x2)
+    for _ in range(24):
+        if f1 < f2:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + r * (hi - lo)
+            f2 = ll(x2)
+        else:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - r * (hi - lo)
+            f1 = ll(x1)
+    return math.exp((lo + hi) / 2)
+
+
+def fit_bins(strength: Strength, batches: Iterable[Batch]) -> tuple[float, float]:
+    """(temperature, floor) with the smallest largest calibration gap on the batches: for
+    each of FLOORS its likeliest temperature times TAU_FACTORS, ties to the likelier.
+    The likelihood's temperature and no floor when no bin has enough candidates."""
+    data = _scored(strength, batches)
+    tau0 = _fit_temperature(data, 1.0)
+    best: tuple[float, float, float, float] | None = None
+    for floor in FLOORS:
+        tau_f = tau0 if floor == 0.0 else _likeliest_tau(data, floor, tau0)
+        for f in TAU_FACTORS:
+            gap, ll = largest_gap(data, tau_f * f, floor)
+            if gap is None:
+                return tau0, 0.0
+            if best is None or (gap, -ll) < (best[0], -best[1]):
+                best = (gap, ll, tau_f * f, floor)
+    assert best is not None
+    return best[2], best[3]
 
 
 def model_strength(model: MoveModel) -> Strength:
@@ -95,7 +180,17 @@ def tempered(model: MoveModel, tau: float) -> MoveModel:
     return out
 
 
-def calibrate(model: MoveModel, batches: Iterable[Batch]) -> tuple[MoveModel, float]:
-    """model tempered by the temperature that fits batches best, and that temperature."""
-    tau = fit_temperature(model_strength(model), batches, start=1.0)
-    return tempered(model, tau), tau
+def calibrate(
+    model: MoveModel, batches: Iterable[Batch], by: str = "likelihood"
+) -> tuple[MoveModel, float, float]:
+    """model tempered (and floored) as it fits the batches best, by the likelihood or by
+    the calibration bins (module docstring); and the temperature and floor."""
+    if by not in CALIBRATE_BY:
+        raise ValueError(f"calibrate by one of {CALIBRATE_BY}, not {by!r}")
+    if by == "likelihood":
+        tau, floor = fit_temperature(model_strength(model), batches, start=1.0), 0.0
+    else:
+        tau, floor = fit_bins(model_strength(model), batches)
+    out = tempered(model, tau)
+    out.floor.fill_(floor)
+    return out, tau, floor

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the numba engines train without importing torch
     import torch
 
 ENGINES = ("auto", "numba", "torch")
+CALIBRATE_BY = ("likelihood", "bins")  # gomove.train.calibrate
 
 
 def compiled_engine(engine: str, device: torch.device, what: str) -> bool:
@@ -111,10 +112,14 @@ class MMConfig(ModelConfig):
         (gomove.train.mm.tensor, any device: the CUDA path, checkable on the CPU).
     calibrate: after training, fit the softmax temperature on the validation set
         and fold it into the gammas (gomove.train.calibrate; needs data.val).
+    calibrate_by: "likelihood" (the temperature of the likeliest expert moves) or
+        "bins" (the temperature and probability floor closest to the calibration
+        bins' diagonal).
     """
 
     name: str = "mm"
     calibrate: bool = False
+    calibrate_by: str = "likelihood"
     max_iters: int = 100
     tol: float = 1e-4
     schedule: str = "cyclic"
@@ -125,6 +130,10 @@ class MMConfig(ModelConfig):
     def validate(self) -> None:
         if self.engine not in ENGINES:
             raise ValueError(f"model.engine must be one of {ENGINES}, not {self.engine!r}")
+        if self.calibrate_by not in CALIBRATE_BY:
+            raise ValueError(
+                f"model.calibrate_by must be one of {CALIBRATE_BY}, not {self.calibrate_by!r}"
+            )
         if self.schedule not in MM_SCHEDULES:
             raise ValueError(f"schedule must be 'cyclic' or 'greedy', not {self.schedule!r}")
         if self.order not in MM_ORDERS:
@@ -163,6 +172,7 @@ class SGDConfig(ModelConfig):
     any device: the CUDA path, checkable on the CPU); both give the same model.
     calibrate: after training, fit the softmax temperature on the validation set
     and fold it into w and v (gomove.train.calibrate; needs data.val).
+    calibrate_by: "likelihood" or "bins", as MM's.
     """
 
     name: str = "fbt"
@@ -172,6 +182,7 @@ class SGDConfig(ModelConfig):
     lr_gamma: float = 0.1
     lr_step: int = 10
     calibrate: bool = False
+    calibrate_by: str = "likelihood"
     epochs: int = 10
     batch_size: int | None = None
     lambda_w: float = 1e-5
@@ -189,6 +200,10 @@ class SGDConfig(ModelConfig):
     def validate(self) -> None:
         if self.engine not in ENGINES:
             raise ValueError(f"model.engine must be one of {ENGINES}, not {self.engine!r}")
+        if self.calibrate_by not in CALIBRATE_BY:
+            raise ValueError(
+                f"model.calibrate_by must be one of {CALIBRATE_BY}, not {self.calibrate_by!r}"
+            )
         if self.name not in ("fbt", "lfr"):
             raise ValueError(f"name must be 'fbt' or 'lfr', not {self.name!r}")
         if self.name == "lfr" and self.sample:

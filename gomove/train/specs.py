@@ -134,9 +134,15 @@ def calibrated(
         raise ValueError(
             "model.calibrate=true fits a temperature on the validation set: set data.val"
         )
-    model, tau = calibrate(model, ctx.val_data)
+    model, tau, floor = calibrate(model, ctx.val_data, cfg.calibrate_by)
     history[-1]["temperature"] = tau
-    log.info("calibrated on the validation set: temperature %.4f", tau)
+    history[-1]["floor"] = floor
+    log.info(
+        "calibrated on the validation set by %s: temperature %.4f, floor %.3f",
+        cfg.calibrate_by,
+        tau,
+        floor,
+    )
     return model, history
 
 

@@ -21,6 +21,7 @@ picks no floor, since a floor costs the expert's move a little probability every
 from __future__ import annotations
 
 import copy
+import logging
 import math
 from collections.abc import Callable, Iterable
 
@@ -34,6 +35,8 @@ from gomove.models.fbt import FactorizationBT
 from gomove.models.mm import BradleyTerry, masked_log_softmax
 from gomove.models.rankers import AdditiveRanking
 from gomove.train.config import CALIBRATE_BY
+
+log = logging.getLogger(__name__)
 
 Strength = Callable[[torch.Tensor], torch.Tensor]  # feat [B, M, G] -> strength [B, M]
 Scored = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]  # (strength, mask, winner)
@@ -147,6 +150,8 @@ def fit_bins(strength: Strength, batches: Iterable[Batch]) -> tuple[float, float
                 return tau0, 0.0
             if best is None or (gap, -ll) < (best[0], -best[1]):
                 best = (gap, ll, tau_f * f, floor)
+        log.info("floor %.2f: temperature %.4f, best gap so far %.2f points", floor, tau_f,
+                 100 * best[0] if best else float("nan"))  # fmt: skip
     assert best is not None
     return best[2], best[3]
 

@@ -13,9 +13,9 @@ sum w + sum of <v_f, v_g> scales by tau exactly); the rankers' own temperature.
 ``calibrate(..., by="bins")`` fits for the calibration measure instead: the temperature
 and the floor (gomove.models.calibration): for each floor of a grid its likeliest
 temperature and a few around it, the pair whose largest bin gap on the held-out
-positions is smallest. A strong model
-too sure of its top moves but right in the middle needs both: the likelihood alone
-picks no floor, since a floor costs the expert's move a little probability everywhere.
+positions is smallest. A strong model too sure of its top moves but right in the middle
+needs both: the likelihood alone picks no floor, since a floor costs the expert's move a
+little probability everywhere.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import logging
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import torch
@@ -92,22 +92,31 @@ def _fit_temperature(data: Scored, start: float | None) -> float:
     return tau
 
 
-def largest_gap(
-    data: Scored, tau: float, floor: float, bins: bool = True
-) -> tuple[float | None, float]:
-    """(largest calibration gap, mean log-probability of the expert move) of the softmax
-    of tau * strength with the floor, over the scored positions (gap None: not binned)."""
-    ns, ps, logs = [], [], []
+def _floored_log_probs(
+    data: Scored, tau: float, floor: float
+) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """(log-probabilities, mask, expert's log-probability) of each scored batch under the
+    softmax of tau * strength with the floor."""
     for s, m, w in data:
         lp = floored(masked_log_softmax(tau * s, m), m, floor)
-        if bins:
-            n, p = calibration_parts(lp, m)
-            ns.append(n)
-            ps.append(p)
-        logs.append(lp[torch.arange(len(w)), w].numpy())
+        yield lp, m, lp[torch.arange(len(w)), w]
+
+
+def mean_log_p(data: Scored, tau: float, floor: float) -> float:
+    """Mean log-probability of the expert move over the scored positions."""
+    return float(torch.cat([e for _, _, e in _floored_log_probs(data, tau, floor)]).mean())
+
+
+def largest_gap(data: Scored, tau: float, floor: float) -> tuple[float | None, float]:
+    """(largest calibration gap, mean log-probability of the expert move) over the scored
+    positions under the softmax of tau * strength with the floor."""
+    ns, ps, logs = [], [], []
+    for lp, m, expert in _floored_log_probs(data, tau, floor):
+        n, p = calibration_parts(lp, m)
+        ns.append(n)
+        ps.append(p)
+        logs.append(expert.numpy())
     log_p = np.concatenate(logs)
-    if not bins:
-        return None, float(log_p.mean())
     return calibration(np.concatenate(ns), np.concatenate(ps), log_p)[1], float(log_p.mean())
 
 
@@ -119,7 +128,7 @@ def _likeliest_tau(data: Scored, floor: float, around: float) -> float:
     r = (math.sqrt(5) - 1) / 2
 
     def ll(log_tau: float) -> float:
-        return largest_gap(data, math.exp(log_tau), floor, bins=False)[1]
+        return mean_log_p(data, math.exp(log_tau), floor)
 
     x1, x2 = hi - r * (hi - lo), lo + r * (hi - lo)
     f1, f2 = ll(x1), ll(x2)
@@ -141,18 +150,17 @@ def fit_bins(strength: Strength, batches: Iterable[Batch]) -> tuple[float, float
     The likelihood's temperature and no floor when no bin has enough candidates."""
     data = _scored(strength, batches)
     tau0 = _fit_temperature(data, 1.0)
-    best: tuple[float, float, float, float] | None = None
+    best = (math.inf, -math.inf, tau0, 0.0)  # (gap, mean log-probability, tau, floor)
     for floor in FLOORS:
         tau_f = tau0 if floor == 0.0 else _likeliest_tau(data, floor, tau0)
         for f in TAU_FACTORS:
             gap, ll = largest_gap(data, tau_f * f, floor)
             if gap is None:
                 return tau0, 0.0
-            if best is None or (gap, -ll) < (best[0], -best[1]):
+            if (gap, -ll) < (best[0], -best[1]):
                 best = (gap, ll, tau_f * f, floor)
-        log.info("floor %.2f: temperature %.4f, best gap so far %.2f points", floor, tau_f,
-                 100 * best[0] if best else float("nan"))  # fmt: skip
-    assert best is not None
+        log.info("floor %.2f: temperature %.4f, best gap so far %.2f points",
+                 floor, tau_f, 100 * best[0])  # fmt: skip
     return best[2], best[3]
 
 

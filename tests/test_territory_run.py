@@ -84,11 +84,14 @@ def test_train_writes_a_model_and_its_measures(tmp_path, extra):
     assert any((out / "tb").iterdir())
     crf = TerritoryCRF.load(out / "crf.pt")
     assert crf.meta["train_games"] == metrics["train"]["labelled"]
+    assert crf.judge is not None and crf.judge.playouts == 128  # the dead strings' judge
     again = train_run(territory_cfg(tiny(tmp_path, extra)), tmp_path / "again")
     for key in ("accuracy", "mse", "score_abs_err"):  # all but the timings
         assert again["results"]["crf"]["all"][key] == crf_res["all"][key]
     assert again["results"]["crf"]["calibration"] == crf_res["calibration"]
-    torch.testing.assert_close(TerritoryCRF.load(tmp_path / "again" / "crf.pt").field, crf.field)
+    back = TerritoryCRF.load(tmp_path / "again" / "crf.pt")
+    torch.testing.assert_close(back.field, crf.field)
+    np.testing.assert_array_equal(back.judge.weights, crf.judge.weights)
 
 
 def test_compare_measures_every_predictor_on_the_same_positions(tmp_path):

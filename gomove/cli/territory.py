@@ -26,6 +26,7 @@ from gomove.cli import doc_parser
 from gomove.data.territory import territory_dataset
 from gomove.experiment.territory import (
     compare_methods,
+    crf_counter,
     crf_predictor,
     format_results,
     playout_predictor,
@@ -67,6 +68,7 @@ def compare(argv: list[str]) -> None:
         raise SystemExit(f"gomove territory compare: {e}") from None
     name = "CRF (exact)" if crf.independent else f"CRF ({args.sweeps} sweeps)"
     predictors = {name: crf_predictor(crf, args.sweeps)}
+    counters = {name: crf_counter(crf)}
     for n in args.playouts:
         predictors[f"{n} uniform playouts"] = playout_predictor(n)
     if args.policy_playouts > 0:
@@ -74,7 +76,7 @@ def compare(argv: list[str]) -> None:
         predictors[f"{args.policy_playouts} policy playouts"] = playout_predictor(
             args.policy_playouts, policy
         )
-    results = compare_methods(predictors, data, args.out, limit=args.limit)
+    results = compare_methods(predictors, data, args.out, limit=args.limit, counters=counters)
     print(format_results(results))
     print(f"written to {Path(args.out)}/")
 

@@ -14,7 +14,9 @@ point of a labelled position:
   predictor as judge: the strings it gives to the other colour removed, then area
   counting (empty regions bordered by one colour only are that colour's, the rest
   dame), as ``final_score`` does; at the last position of a game this is the score
-  the game was counted to when the predictor judges every string right;
+  the game was counted to when the predictor judges every string right; the
+  judging's CPU time is kept apart from the prediction's (ms_per_count: the CRF's
+  string judge runs playouts of its own);
 - calibration: the points with an owner binned by predicted P(black) = (1 + e) / 2
   in 10 equal bins; per bin, the mean prediction and the observed share of black.
 
@@ -54,6 +56,7 @@ class OwnerScores:
     counted_abs_err: float = 0.0
     counted_within_2: int = 0
     seconds: float = 0.0
+    count_seconds: float = 0.0
 
     def add(
         self, expected: np.ndarray, owner: np.ndarray, score: float, komi: float, counted: float
@@ -91,6 +94,7 @@ class OwnerScores:
             "counted_abs_err": self.counted_abs_err / n,
             "counted_within_2": self.counted_within_2 / n,
             "ms_per_position": 1000.0 * self.seconds / n,
+            "ms_per_count": 1000.0 * self.count_seconds / n,
         }
 
 

@@ -37,12 +37,12 @@ from gomove.evaluate.report import plot_calibration
 from gomove.evaluate.territory import MOVES, Calibration, OwnerScores, positions_at
 from gomove.models.device import resolve_device
 from gomove.models.territory.crf import TerritoryCRF
-from gomove.play.ownership import ownership
-from gomove.playout.driver import area_score_judged
+from gomove.play.ownership import judged_score, ownership
 from gomove.playout.policy import PatternPolicy
 from gomove.train.resume import Resume
 from gomove.train.territory.config import TerritoryConfig
 from gomove.train.territory.fit import fit, labelled_positions
+from gomove.train.territory.judge import fit_judge
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,9 @@ TRAIN_STATE = "train_state.pt"
 # (expected owner float[N] in absolute colours, predicted score B - W - komi) of a
 # position given as (signed points int8[N], to_move +1/-1, size, komi)
 Predictor = Callable[[np.ndarray, int, int, float], tuple[np.ndarray, float]]
+# the B - W - komi score a referee counts for a position (signed points, to_move, size,
+# komi) given a predictor's expected owner float[N]
+Counter = Callable[[np.ndarray, int, int, float, np.ndarray], float]
 
 
 def crf_predictor(crf: TerritoryCRF, sweeps: int, seed: int = 0) -> Predictor:
@@ -73,12 +76,29 @@ def playout_predictor(n: int, policy: PatternPolicy | None = None, seed: int = 0
 
 
 def counted_score(
-    points: np.ndarray, to_move: int, size: int, komi: float, expected: np.ndarray
+    points: np.ndarray,
+    to_move: int,
+    size: int,
+    komi: float,
+    expected: np.ndarray,
+    territory: TerritoryCRF | None = None,
 ) -> float:
-    """The B - W - komi score a referee counts when expected (P(black) - P(white), float[N])
-    judges which strings are dead: area_score_judged, as ``final_score`` counts."""
-    board = board_from_points(points, size, BLACK if to_move > 0 else WHITE)
-    return area_score_judged(board, komi, np.asarray(expected).reshape(size, size))
+    """The B - W - komi score a referee counts with expected (P(black) - P(white),
+    float[N]) as the map: judged_score, as ``final_score`` counts (the territory CRF's
+    string judge decides the dead strings when given one that has it)."""
+    colour = BLACK if to_move > 0 else WHITE
+    board = board_from_points(points, size, colour)
+    own = np.asarray(expected).reshape(size, size)
+    return judged_score(board, colour, komi, own, territory)
+
+
+def crf_counter(crf: TerritoryCRF) -> Counter:
+    """counted_score with crf's string judge (the dead strings by the mean map without one)."""
+
+    def count(points: np.ndarray, to_move: int, size: int, komi: float, expected: np.ndarray):
+        return counted_score(points, to_move, size, komi, expected, crf)
+
+    return count
 
 
 def measure(
@@ -88,15 +108,18 @@ def measure(
     limit: int | None = None,
     progress: bool = False,
     desc: str = "",
+    count: Counter = counted_score,
 ) -> dict[str, Any]:
     """The measures of gomove.evaluate.territory at each move number and over all of them,
     with the CPU time a position (process time: the predictor's own work, after one
-    untimed call that compiles it)."""
+    untimed call that compiles it) and, apart, the time of count's judging."""
     by_move: dict[str, Any] = {}
     total = OwnerScores()
     cal = Calibration.empty()
     if len(data):  # compile first: the first call's JIT is no position's time
-        predictor(data.colour[0], int(data.to_move[0]), data.size, float(data.komi[data.game[0]]))
+        komi = float(data.komi[data.game[0]])
+        e, _ = predictor(data.colour[0], int(data.to_move[0]), data.size, komi)
+        count(data.colour[0], int(data.to_move[0]), data.size, komi, e)
     for at in moves:
         idx = positions_at(data.move, data.game, data.n_moves, at)[:limit]
         scores = OwnerScores()
@@ -105,8 +128,10 @@ def measure(
             komi = float(data.komi[g])
             t0 = time.process_time()
             expected, score = predictor(data.colour[p], int(data.to_move[p]), data.size, komi)
-            scores.seconds += time.process_time() - t0
-            counted = counted_score(data.colour[p], int(data.to_move[p]), data.size, komi, expected)
+            t1 = time.process_time()
+            scores.seconds += t1 - t0
+            counted = count(data.colour[p], int(data.to_move[p]), data.size, komi, expected)
+            scores.count_seconds += time.process_time() - t1
             scores.add(expected, data.owner[g], score, komi, counted)
             cal.add(expected, data.owner[g])
         by_move[str(at)] = scores.summary()
@@ -163,9 +188,10 @@ def format_results(results: dict[str, dict[str, Any]]) -> str:
             ("counted_abs_err", "{:.1f}"),
             ("counted_within_2", "{:.1%}"),
             ("ms_per_position", "{:.1f}"),
+            ("ms_per_count", "{:.1f}"),
         ):
-            cells = [fmt.format(res["by_move"][m][key]) for m in moves] + [
-                fmt.format(res["all"][key])
+            cells = [fmt.format(res["by_move"][m].get(key, float("nan"))) for m in moves] + [
+                fmt.format(res["all"].get(key, float("nan")))
             ]
             lines.append(f"| {name} | {key} | " + " | ".join(cells) + " |")
     n = {name: res["all"]["positions"] for name, res in results.items()}
@@ -226,6 +252,8 @@ def train_run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     history = fit(crf, data, tcfg, device, resume, cfg.progress, on_epoch)
     fit_s = time.time() - t_fit
     writer.close()
+    if tcfg.judge_playouts:
+        crf.judge = fit_judge(crf, train, tcfg.judge_playouts, cfg.progress)
     meta = {
         "features": tcfg.features,
         "method": tcfg.method,
@@ -234,6 +262,7 @@ def train_run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
         "data": paths(cfg.data.train),
         "max_games": cfg.data.max_games,
         "seed": tcfg.seed,
+        "judge_playouts": tcfg.judge_playouts,
     }
     crf.save(out / CRF_FILE, meta)
     results = {
@@ -242,6 +271,7 @@ def train_run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
             test,
             progress=cfg.progress,
             desc="test",
+            count=crf_counter(crf),
         )
     }
     metrics = {
@@ -277,12 +307,21 @@ def compare_methods(
     out_dir: str | Path,
     limit: int | None = None,
     progress: bool = True,
+    counters: dict[str, Counter] | None = None,
 ) -> dict[str, Any]:
-    """Measure each predictor on the same positions; write results.json, results.md and plots."""
+    """Measure each predictor on the same positions, each counted by its counter (default
+    counted_score); write results.json, results.md and plots."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results = {
-        name: measure(fn, data, limit=limit, progress=progress, desc=name)
+        name: measure(
+            fn,
+            data,
+            limit=limit,
+            progress=progress,
+            desc=name,
+            count=(counters or {}).get(name, counted_score),
+        )  # fmt: skip
         for name, fn in predictors.items()
     }
     atomic_write_json(

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gomove.board.board import BLACK, WHITE, Board
+from gomove.board.board import BLACK, SIZE, WHITE, Board, signed_points
 from gomove.models.territory.crf import SWEEPS, TerritoryCRF
 from gomove.play.boardplot import draw_board, new_figure, save_figure
-from gomove.playout.driver import run_playouts
+from gomove.playout.driver import area_score_judged, area_score_without, run_playouts
 from gomove.playout.policy import PatternPolicy
 
 PLAYOUTS = "playouts"
@@ -137,6 +137,21 @@ def estimate_ownership(
     if territory is not None:
         return crf_ownership(board, to_move, komi, territory, seed=seed)
     return ownership(board, to_move, n, komi, seed, policy=policy)
+
+
+def judged_score(
+    board: Board, to_move: int, komi: float, own: np.ndarray, territory: TerritoryCRF | None = None
+) -> float:
+    """The B - W - komi score a referee counts with own (P(black) - P(white), [row, col])
+    as the map: the dead strings removed, then area counting. Dead: as the territory
+    CRF's string judge decides when it has one (gomove.models.territory.judge), else
+    the strings own gives to the other colour on average (area_score_judged)."""
+    if territory is None or territory.judge is None:
+        return area_score_judged(board, komi, own)
+    size = int(board.info[SIZE])
+    mover = 1 if to_move == BLACK else -1
+    dead = territory.judge.dead(signed_points(board), mover, size, np.asarray(own).reshape(-1))
+    return area_score_without(board, komi, dead)
 
 
 def plot_ownership(board: Board, own: OwnershipMap, path: str | Path, title: str = "") -> Path:

@@ -154,10 +154,15 @@ def judged_dead(b: Board, own: np.ndarray) -> np.ndarray:
 def area_score_judged(b: Board, komi: float, own: np.ndarray) -> float:
     """area_score after removing the strings that own (judged_dead) gives to the other
     colour: the dead stones a referee removes before counting."""
+    return area_score_without(b, komi, judged_dead(b, own))
+
+
+def area_score_without(b: Board, komi: float, dead: np.ndarray) -> float:
+    """area_score after removing the stones dead (bool[size * size], [row, col] order)."""
     size = int(b.info[SIZE])
     locs = to_loc(*np.divmod(np.arange(size * size), size), size)
     judged = copy_board(b)
-    judged.color[locs[judged_dead(b, own)]] = EMPTY
+    judged.color[locs[np.asarray(dead, bool).reshape(-1)]] = EMPTY
     return float(area_score(judged, komi, np.zeros(size * size, np.int8)))
 
 

@@ -27,6 +27,7 @@ from gomove import pretrained
 from gomove.atomic import atomic_write
 from gomove.board.board import BLACK, SIZE, Board, signed_points
 from gomove.models.territory.features import FeatureSet, feature_set, features, geometry
+from gomove.models.territory.judge import StringJudge
 from gomove.models.territory.sampler import run_chain, seed_state, start_state
 
 FORMAT = "gomove-territory-crf"
@@ -65,6 +66,7 @@ class TerritoryCRF(torch.nn.Module):
         self.field = torch.nn.Parameter(torch.zeros(self.fs.n_field, dtype=torch.float64))
         self.coupling = torch.nn.Parameter(torch.zeros(self.fs.n_coupling, dtype=torch.float64))
         self.meta: dict[str, Any] = {}
+        self.judge: StringJudge | None = None  # the dead strings' judge, when fitted
 
     @property
     def features(self) -> str:
@@ -153,6 +155,8 @@ class TerritoryCRF(torch.nn.Module):
             "coupling": self.coupling.detach().cpu(),
             "meta": dict(self.meta, **(meta or {})),
         }
+        if self.judge is not None:
+            state["judge"] = self.judge.state()
         atomic_write(path, lambda f: torch.save(state, f))
         return Path(path)
 
@@ -188,4 +192,6 @@ class TerritoryCRF(torch.nn.Module):
             crf.field.copy_(state["field"])
             crf.coupling.copy_(state["coupling"])
         crf.meta = dict(state.get("meta", {}))
+        if "judge" in state:  # files written before the judge have none
+            crf.judge = StringJudge.from_state(state["judge"])
         return crf

@@ -13,7 +13,8 @@ Terms:
 - ownership: the map of gomove-ownership, of final_score's dead stones and of
   kata-analyze's ``ownership true``: owner_playouts playouts (gomove.play.ownership),
   or, when the engine holds a territory CRF (``--ownership crf``), the CRF's; without
-  it kata-analyze sends the search's own playouts' map.
+  it kata-analyze sends the search's own playouts' map. final_score's dead strings
+  are the CRF's string judge's where it has one (gomove.play.ownership.judged_score).
 """
 
 from __future__ import annotations
@@ -31,11 +32,10 @@ from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.game import GameState
 from gomove.play.gtp.analysis import gfx_influence, kata_info, lz_info
 from gomove.play.gtp.protocol import GtpError
-from gomove.play.ownership import estimate_ownership
+from gomove.play.ownership import estimate_ownership, judged_score
 from gomove.play.predict import Predictor, probability_grid
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import RESIGN, Search, SearchResult
-from gomove.playout.driver import area_score_judged
 from gomove.playout.policy import PatternPolicy
 
 COLORS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
@@ -314,12 +314,12 @@ class GtpEngine:
         return own.black - own.white
 
     def score(self) -> float:
-        """Area score B - W - komi after removing the stones that the other side more
-        likely owns (ownership: the playouts' or the CRF's; dead stones); empty regions
-        then go to the colour that alone borders them (Chinese rules, as area_score
-        counts)."""
+        """Area score B - W - komi after removing the dead strings (judged_score: the
+        territory CRF's string judge, else the strings the ownership map gives to the
+        other side); empty regions then go to the colour that alone borders them
+        (Chinese rules, as area_score counts)."""
         g = self.game
-        return area_score_judged(g.board, g.komi, self.ownership())
+        return judged_score(g.board, g.to_move, g.komi, self.ownership(), self.territory)
 
     def gfx_heatmap(self, args: list[str]) -> str:
         if self.predictor is None:

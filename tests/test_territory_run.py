@@ -84,7 +84,7 @@ def test_train_writes_a_model_and_its_measures(tmp_path, extra):
     assert any((out / "tb").iterdir())
     crf = TerritoryCRF.load(out / "crf.pt")
     assert crf.meta["train_games"] == metrics["train"]["labelled"]
-    assert crf.judge is not None and crf.judge.playouts == 128  # the dead strings' judge
+    assert crf.judge is not None and crf.judge.playouts == 256  # the dead strings' judge
     again = train_run(territory_cfg(tiny(tmp_path, extra)), tmp_path / "again")
     for key in ("accuracy", "mse", "score_abs_err"):  # all but the timings
         assert again["results"]["crf"]["all"][key] == crf_res["all"][key]

@@ -5,7 +5,7 @@
 - ``POLICY``: the light playout policy (a ``policy.npz`` of ``train.py
   features=light``): the search's pattern playouts and the ownership maps;
 - ``TERRITORY``: Stern's territory CRF (gomove.models.territory.crf, a ``crf.pt``
-  of ``gomove territory train``): ownership maps and dead stones without playouts.
+  of ``gomove territory train``): ownership maps, and its string judge's dead stones.
 
 Data only: the loaders (``Predictor.default``, ``PatternPolicy.default``) live
 with the code that reads each kind.

@@ -49,7 +49,9 @@ class TerritoryConfig:
     judge_playouts: the dead strings' judge (gomove.models.territory.judge), fitted
         after the CRF on the last positions of the training games, reads this many
         uniform playouts (0: no judge; counting then judges a string by the CRF's
-        mean map). 128 was the best of 16, 32, 64 and 128 on the validation month.
+        mean map). On the validation month (its 285 labelled games) 256 judged best:
+        within 2 points of the count in 94.4% of the games from their last position,
+        against 93.7% (64, 128), 89.8% (32), 84.2% (16), 80.4% without a judge.
     """
 
     features: str = "mc16"
@@ -65,7 +67,7 @@ class TerritoryConfig:
     every: int = 16
     eval_sweeps: int = 100
     max_eval_positions: int = 300
-    judge_playouts: int = 128
+    judge_playouts: int = 256
     seed: int = 0
 
     def validate(self) -> None:

@@ -289,7 +289,8 @@ class RankerConfig(ModelConfig):
     hierarchy: Stern's hierarchical model (bar, lbr): every pattern of a
         candidate's chain in its team (as features.shapes=all), each pattern's value
         drawn around its parent's with variance hierarchy_sigma2, a root's with
-        prior_sigma2 (gomove.train.rankers.fit).
+        prior_sigma2 (gomove.train.rankers.fit). 0.1 was the best of 0.05, 0.1 and
+        0.25 for LBR at 10,000 games on the validation month (docs/logs/hierarchy.md).
     """
 
     name: str = "pr"
@@ -305,7 +306,7 @@ class RankerConfig(ModelConfig):
     ep_tol: float = 1e-3
     calibrate_positions: int = 20000
     hierarchy: bool = False
-    hierarchy_sigma2: float = 0.25
+    hierarchy_sigma2: float = 0.1
 
     def validate(self) -> None:
         if self.name not in RANKERS:

@@ -80,13 +80,39 @@ class ModelConfig:
         """Raise ValueError on a bad combination of fields (before any data is read)."""
 
 
+@dataclass
+class EngineConfig(ModelConfig):
+    """What MM and FBT/LFR share: an engine over the flat layout and a calibration after.
+
+    engine: "auto" (numba on the CPU, torch elsewhere), "numba" (CPU only) or "torch"
+        (any device: the CUDA path, checkable on the CPU).
+    calibrate: after training, fit the softmax temperature on the validation set and
+        fold it into the parameters (gomove.train.calibrate; needs data.val).
+    calibrate_by: "likelihood" (the temperature of the likeliest expert moves) or
+        "bins" (the temperature and probability floor closest to the calibration
+        bins' diagonal).
+    """
+
+    engine: str = "auto"
+    calibrate: bool = False
+    calibrate_by: str = "likelihood"
+
+    def validate(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"model.engine must be one of {ENGINES}, not {self.engine!r}")
+        if self.calibrate_by not in CALIBRATE_BY:
+            raise ValueError(
+                f"model.calibrate_by must be one of {CALIBRATE_BY}, not {self.calibrate_by!r}"
+            )
+
+
 MM_SCHEDULES = ("cyclic", "greedy")
 MM_ORDERS = ("size", "file")
 TEAM_DTYPES = ("float32", "float64")
 
 
 @dataclass
-class MMConfig(ModelConfig):
+class MMConfig(EngineConfig):
     """Coulom's MM (gomove.train.mm.fit): schedule and stopping rule.
 
     max_iters: at most this many iterations (sweeps).
@@ -107,33 +133,19 @@ class MMConfig(ModelConfig):
         ~10x faster than padded batches).
     team_dtype: "float32" or "float64", the cached team strengths of the CPU
         engine (gomove.train.mm.compiled.NumbaMM); sums are float64 either way.
-    engine: the flat layout's engine: "auto" (numba on the CPU, torch elsewhere),
-        "numba" (gomove.train.mm.compiled, CPU only) or "torch"
-        (gomove.train.mm.tensor, any device: the CUDA path, checkable on the CPU).
-    calibrate: after training, fit the softmax temperature on the validation set
-        and fold it into the gammas (gomove.train.calibrate; needs data.val).
-    calibrate_by: "likelihood" (the temperature of the likeliest expert moves) or
-        "bins" (the temperature and probability floor closest to the calibration
-        bins' diagonal).
+    engine, calibrate, calibrate_by: EngineConfig's (engines: gomove.train.mm.compiled,
+        gomove.train.mm.tensor).
     """
 
     name: str = "mm"
-    calibrate: bool = False
-    calibrate_by: str = "likelihood"
     max_iters: int = 100
     tol: float = 1e-4
     schedule: str = "cyclic"
     order: str = "size"
     team_dtype: str = "float32"
-    engine: str = "auto"
 
     def validate(self) -> None:
-        if self.engine not in ENGINES:
-            raise ValueError(f"model.engine must be one of {ENGINES}, not {self.engine!r}")
-        if self.calibrate_by not in CALIBRATE_BY:
-            raise ValueError(
-                f"model.calibrate_by must be one of {CALIBRATE_BY}, not {self.calibrate_by!r}"
-            )
+        super().validate()
         if self.schedule not in MM_SCHEDULES:
             raise ValueError(f"schedule must be 'cyclic' or 'greedy', not {self.schedule!r}")
         if self.order not in MM_ORDERS:
@@ -148,7 +160,7 @@ INITS = ("random", "mm")
 
 
 @dataclass
-class SGDConfig(ModelConfig):
+class SGDConfig(EngineConfig):
     """FBT/LFR training. Defaults: chosen on the embedded sample (docs/concepts.md).
 
     name: "fbt" (softmax over all candidates) or "lfr" (pairwise, winner vs each other).
@@ -167,12 +179,8 @@ class SGDConfig(ModelConfig):
     optimizer: "adam" or "sgd" (with ``momentum``, Nesterov when momentum > 0).
     seed: parameters, shuffling, sampling.
     flat: the flat layout (false: padded batches and torch.optim, any device).
-    engine: the flat layout's engine: "auto" (numba on the CPU, torch elsewhere),
-    "numba" (gomove.train.sgd.compiled, CPU only) or "torch" (gomove.train.sgd.tensor,
-    any device: the CUDA path, checkable on the CPU); both give the same model.
-    calibrate: after training, fit the softmax temperature on the validation set
-    and fold it into w and v (gomove.train.calibrate; needs data.val).
-    calibrate_by: "likelihood" or "bins", as MM's.
+    engine, calibrate, calibrate_by: EngineConfig's (engines: gomove.train.sgd.compiled,
+    gomove.train.sgd.tensor; both give the same model).
     """
 
     name: str = "fbt"
@@ -181,8 +189,6 @@ class SGDConfig(ModelConfig):
     schedule: str = "cosine"
     lr_gamma: float = 0.1
     lr_step: int = 10
-    calibrate: bool = False
-    calibrate_by: str = "likelihood"
     epochs: int = 10
     batch_size: int | None = None
     lambda_w: float = 1e-5
@@ -195,15 +201,9 @@ class SGDConfig(ModelConfig):
     sample: int = 0
     optimizer: str = "adam"
     momentum: float = 0.9
-    engine: str = "auto"
 
     def validate(self) -> None:
-        if self.engine not in ENGINES:
-            raise ValueError(f"model.engine must be one of {ENGINES}, not {self.engine!r}")
-        if self.calibrate_by not in CALIBRATE_BY:
-            raise ValueError(
-                f"model.calibrate_by must be one of {CALIBRATE_BY}, not {self.calibrate_by!r}"
-            )
+        super().validate()
         if self.name not in ("fbt", "lfr"):
             raise ValueError(f"name must be 'fbt' or 'lfr', not {self.name!r}")
         if self.name == "lfr" and self.sample:

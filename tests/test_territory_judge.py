@@ -46,8 +46,9 @@ def _reference(points: np.ndarray, to_move: int, expected: np.ndarray, playouts:
         libs = {int(q) for p in string for q in nbr[p] if q >= 0 and points[q] == 0}
         s = float(points[i])
         stones = sorted(string)
+        n_libs = len(libs)
         row = [1.0, s * expected[stones].mean(), s * black_balance[stones].mean(),
-               np.log(len(stones)), min(len(libs), 6) / 6, len(libs) <= 1, len(libs) == 2]  # fmt: skip
+               np.log(len(stones)), min(n_libs, 6) / 6, n_libs <= 1, n_libs == 2]  # fmt: skip
         out.append((stones, np.array(row, np.float64)))
     return out
 

@@ -26,11 +26,13 @@ from gomove.evaluate.territory import MOVES, OwnerScores
 from gomove.experiment.territory import (
     compare_methods,
     counted_score,
+    crf_counter,
     crf_predictor,
     playout_predictor,
     train_run,
 )
 from gomove.models.territory.crf import TerritoryCRF
+from gomove.models.territory.judge import StringJudge
 from gomove.samples import sample_path
 from gomove.train.specs import register
 from gomove.train.territory.config import register as register_territory
@@ -100,14 +102,22 @@ def test_compare_measures_every_predictor_on_the_same_positions(tmp_path):
     with torch.no_grad():
         crf.field.copy_(torch.tensor([0, 0, 0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0]))
         crf.coupling.fill_(0.4)
+    crf.judge = StringJudge(np.array([50.0, 0, 0, 0, 0, 0, 0]), 4)  # every string dead
     results = compare_methods(
         {"crf": crf_predictor(crf, 20), "8 playouts": playout_predictor(8)},
         data,
         tmp_path / "cmp",
         limit=2,
         progress=False,
+        counters={"crf": crf_counter(crf)},
     )
     assert results["crf"]["all"]["positions"] == results["8 playouts"]["all"]["positions"] > 0
+    # the crf's count goes through its judge: every string dead leaves an empty board,
+    # counted -komi, so its error is the labelled area score |sum of the owners|
+    idx = data.at_move("last")[:2]
+    want = np.mean([abs(float(data.owner[data.game[p]].sum())) for p in idx])
+    last = results["crf"]["by_move"]["last"]
+    assert last["counted_abs_err"] == pytest.approx(want) and last["ms_per_count"] > 0
     for res in results.values():
         assert np.isfinite(res["all"]["mse"]) and 0 <= res["all"]["accuracy"] <= 1
     table = (tmp_path / "cmp" / "results.md").read_text()

@@ -34,14 +34,6 @@ MOVES: tuple[int | str, ...] = (50, 100, 150, 200, "last")
 BINS = 10
 
 
-def positions_at(
-    move: np.ndarray, game: np.ndarray, n_moves: np.ndarray, at: int | str
-) -> np.ndarray:
-    """Indices of the positions after ``at`` moves ("last": after the game's last move)."""
-    target = n_moves[game] if at == "last" else np.full(len(move), int(at))
-    return np.flatnonzero(move == target)
-
-
 @dataclass
 class OwnerScores:
     """Sums over positions, so that parts add up; ``summary`` gives the means."""

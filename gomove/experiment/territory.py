@@ -34,7 +34,7 @@ from gomove.board.board import BLACK, WHITE, board_from_points
 from gomove.data.sources import paths
 from gomove.data.territory import TerritorySet, territory_dataset
 from gomove.evaluate.report import plot_calibration
-from gomove.evaluate.territory import MOVES, Calibration, OwnerScores, positions_at
+from gomove.evaluate.territory import MOVES, Calibration, OwnerScores
 from gomove.models.device import resolve_device
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.ownership import judged_score, ownership
@@ -121,7 +121,7 @@ def measure(
         e, _ = predictor(data.colour[0], int(data.to_move[0]), data.size, komi)
         count(data.colour[0], int(data.to_move[0]), data.size, komi, e)
     for at in moves:
-        idx = positions_at(data.move, data.game, data.n_moves, at)[:limit]
+        idx = data.at_move(at)[:limit]
         scores = OwnerScores()
         for p in tqdm(idx, desc=f"{desc} move {at}", disable=not progress, leave=False):
             g = int(data.game[p])

@@ -14,32 +14,23 @@ Run on the validation month to choose ``territory.judge_playouts`` (docs/territo
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 
 from gomove.data.territory import TerritorySet, territory_dataset
-from gomove.experiment.territory import Counter, counted_score, crf_counter
-from gomove.models.territory.crf import TerritoryCRF
+from gomove.experiment.territory import Counter, counted_score, crf_counter, crf_predictor, measure
+from gomove.models.territory.crf import SWEEPS, TerritoryCRF
 from gomove.train.territory.judge import fit_judge
 
 TRAIN = [f"../shared/data/tygem-9d-2006-0{m}.zip" for m in (1, 2, 3, 4)]
 
 
 def within_2(crf: TerritoryCRF, data: TerritorySet, count: Counter) -> tuple[float, float]:
-    """(share of last positions counted within 2 points, ms a count)."""
-    idx = data.at_move("last")
-    ok, seconds = 0, 0.0
-    for p in idx:
-        g, to_move = int(data.game[p]), int(data.to_move[p])
-        komi = float(data.komi[g])
-        est = crf.estimate(data.colour[p], to_move, data.size, komi)
-        t0 = time.process_time()
-        score = count(data.colour[p], to_move, data.size, komi, est.expected_owner.reshape(-1))
-        seconds += time.process_time() - t0
-        ok += abs(score - (data.owner[g].sum() - komi)) <= 2.0
-    return ok / max(len(idx), 1), 1000.0 * seconds / max(len(idx), 1)
+    """(share of last positions counted within 2 points, ms a count): the comparison's
+    measures (gomove.experiment.territory.measure) at the last position."""
+    last = measure(crf_predictor(crf, SWEEPS), data, moves=("last",), count=count)
+    return last["all"]["counted_within_2"], last["all"]["ms_per_count"]
 
 
 def main() -> None:

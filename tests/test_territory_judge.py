@@ -10,7 +10,7 @@ import torch
 
 from gomove.board.board import BLACK, WHITE, board_from_points, signed_points
 from gomove.models.territory.crf import TerritoryCRF
-from gomove.models.territory.features import geometry, mc_counts
+from gomove.models.territory.features import board_symmetries, geometry, mc_counts
 from gomove.models.territory.judge import JUDGE_FEATURES, StringJudge, string_features
 from gomove.play.ownership import judged_score
 from gomove.playout.driver import area_score, area_score_judged
@@ -67,21 +67,13 @@ def test_string_features_match_a_plain_reference(seed):
         np.testing.assert_allclose(x[index[stones[0]]], row, atol=1e-12)
 
 
-def _transforms(size: int):
-    r, c = np.divmod(np.arange(size * size), size)
-    n = size - 1
-    for rr, cc in ((r, c), (c, n - r), (n - r, n - c), (n - c, r)):
-        yield rr * size + cc
-        yield rr * size + (n - cc)
-
-
 def test_the_verdict_is_the_same_under_symmetries_and_colours():
     points = _position(5)
     expected = np.tanh(np.random.default_rng(6).normal(0, 1, SIZE * SIZE))
     judge = StringJudge(np.array([-1.0, -3.0, -6.0, 0.2, 1.0, 0.5, 0.0]), 16)
     dead = judge.dead(points, 1, SIZE, expected)
     assert dead.any() and not dead.all()  # the test sees both verdicts
-    for perm in _transforms(SIZE):
+    for perm in board_symmetries(SIZE):  # the point each symmetry sends each point to
         moved, moved_e = np.empty_like(points), np.empty_like(expected)
         moved[perm], moved_e[perm] = points, expected
         np.testing.assert_array_equal(judge.dead(moved, 1, SIZE, moved_e)[perm], dead)

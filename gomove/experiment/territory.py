@@ -190,8 +190,8 @@ def format_results(results: dict[str, dict[str, Any]]) -> str:
             ("ms_per_position", "{:.1f}"),
             ("ms_per_count", "{:.1f}"),
         ):
-            cells = [fmt.format(res["by_move"][m].get(key, float("nan"))) for m in moves] + [
-                fmt.format(res["all"].get(key, float("nan")))
+            cells = [fmt.format(res["by_move"][m][key]) for m in moves] + [
+                fmt.format(res["all"][key])
             ]
             lines.append(f"| {name} | {key} | " + " | ".join(cells) + " |")
     n = {name: res["all"]["positions"] for name, res in results.items()}

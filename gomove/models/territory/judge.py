@@ -53,16 +53,16 @@ def string_features(
     mover = 1 if to_move > 0 else -1
     mine, theirs = mc_counts(points * np.int8(mover), size, playouts)
     balance = mover * (mine - theirs).astype(np.float64) / playouts  # absolute: black +
-    per = np.bincount(string, minlength=n).astype(np.float64)
+    first = np.zeros(n, np.int64)
+    first[string[::-1]] = np.flatnonzero(stone)[::-1]  # a stone of each string
+    per = stones[first].astype(np.float64)  # the string's stones
+    lib = libs[first].astype(np.float64)
     x = np.empty((n, len(JUDGE_FEATURES)), np.float64)
     x[:, 0] = 1.0
     x[:, 1] = np.bincount(string, sign * np.asarray(expected, np.float64).reshape(-1)[stone], n)
     x[:, 2] = np.bincount(string, sign * balance[stone], n)
     x[:, 1:3] /= per[:, None]
-    first = np.zeros(n, np.int64)
-    first[string[::-1]] = np.flatnonzero(stone)[::-1]  # a stone of each string
-    lib = libs[first].astype(np.float64)
-    x[:, 3] = np.log(stones[first].astype(np.float64))
+    x[:, 3] = np.log(per)
     x[:, 4] = np.minimum(lib, MAX_LIBERTIES) / MAX_LIBERTIES
     x[:, 5] = lib <= 1
     x[:, 6] = lib == 2

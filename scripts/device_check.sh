@@ -14,8 +14,9 @@
 #    `gomove bench gpu` over the standard split with every core: extraction, one MM
 #    iteration, one FBT k=10 epoch at batch 1,024 and the scoring of the test month,
 #    on CUDA and with numba beside it (gomove/experiment/bench_gpu.py says which row
-#    is what). GPU_ARGS passes more options to it, e.g. GPU_ARGS="--fbt-epochs 4"
-#    for the accuracy check, or GPU_ARGS="--gpu-games 5000" for a shorter run.
+#    is what), and last the 4-epoch model's accuracy. GPU_ARGS replaces the options
+#    passed to it (default "--fbt-epochs 4"), e.g. GPU_ARGS="--gpu-games 5000" for a
+#    shorter run.
 #
 # Writes $OUT/device_check.log (all output), $OUT/pytest_gpu.txt and $OUT/gpu.jsonl
 # (one JSON row per measurement, written as each ends: a run cut short keeps them).
@@ -46,15 +47,17 @@ python3 -c "import torch, numba, numpy; print('torch', torch.__version__, 'cuda'
 torch.cuda.is_available(), 'numba', numba.__version__, 'numpy', numpy.__version__)"
 
 stamp "pytest -m gpu"
-timeout 170 python3 -m pytest -q -p no:cacheprovider -m gpu \
+timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu \
     tests/test_sgd_tensor.py tests/test_mm_engines.py tests/test_fbt.py \
     tests/test_territory_model.py > "$OUT/pytest_gpu.txt" 2>&1
 echo "pytest exit $?"
 tail -15 "$OUT/pytest_gpu.txt"
 
 stamp "gomove bench gpu"
+# Whatever is left of 575 s: the rows are written as they end, so a cut run keeps them.
+left=$(( 575 - ($(date +%s) - start) ))
 # shellcheck disable=SC2086
-timeout 420 python3 -m gomove.cli bench gpu --data .devdata --cache-dir /tmp/gomove-cache \
-    --out "$OUT/gpu.jsonl" ${GPU_ARGS:-}
+timeout "$left" python3 -m gomove.cli bench gpu --data .devdata --cache-dir /tmp/gomove-cache \
+    --out "$OUT/gpu.jsonl" ${GPU_ARGS:---fbt-epochs 4}
 echo "bench exit $?"
 stamp "done"

@@ -81,6 +81,9 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--out", help="the JSON-lines file of the rows, written as they come")
     g.add_argument("--gpu-device", help="where the torch rows run (default: cuda when present)")
     g.add_argument("--profile", action="store_true", help="profile.txt beside --out")
+    g.add_argument(
+        "--accuracy-only", action="store_true", help="only the data and fbt_accuracy rows"
+    )
     a = p.parse_args(argv)
     unknown = set(a.which) - {*ALL, "gpu"}
     if unknown:
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     if "gpu" in a.which:
         data = a.data or os.environ.get(benchmarks.DATA_ENV) or benchmarks.DEFAULT_DATA
         bench_gpu(data, a.cache_dir, a.gpu_games, a.test_games, a.cpu_steps, a.fbt_epochs,
-                  a.out, a.gpu_device, a.profile)  # fmt: skip
+                  a.out, a.gpu_device, a.profile, not a.accuracy_only)  # fmt: skip
         a.which = [w for w in a.which if w != "gpu"]
         if not a.which:
             return

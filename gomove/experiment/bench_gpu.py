@@ -11,12 +11,15 @@ On the standard split (all training games of 2006-01..04 by default, the first
    caches) with numba on the CPU and torch on CUDA, the engines' memory, and how far
    apart their log-gammas are after the same two iterations;
 3. ``fbt``: one FBT k=10 epoch at batch 1,024 (the recipe of docs/results.md) on
-   CUDA, timed whole, and ``cpu_steps`` steps of the numba engine, timed and scaled
-   to the epoch's steps (the engine is serial: a whole epoch takes minutes on any
-   CPU); the two engines' parameters after the same first steps from the same start;
-   the test month's top-1 after ``fbt_epochs`` epochs on CUDA;
+   CUDA, timed whole, with the test month's top-1 after it, and ``cpu_steps`` steps of
+   the numba engine, timed and scaled to the epoch's steps (the engine is serial: a
+   whole epoch takes minutes on any CPU); the two engines' parameters after the same
+   first steps from the same start;
 4. ``score``: the test month's positions scored by that model on CUDA (padded
-   batches cut on the device) and a share of them on the CPU.
+   batches cut on the device) and a share of them on the CPU;
+5. ``fbt_accuracy`` (with ``fbt_epochs`` above 1): the recipe trained anew for that
+   many epochs on CUDA and its test top-1, last so that a run cut short keeps the
+   speed rows.
 
 ``profile``: then torch.profiler over one MM iteration and 200 FBT steps of the torch
 engines, the top operators by device time and the kernel launches written to
@@ -112,9 +115,11 @@ def bench_gpu(
     out: str | Path | None = None,
     device: str | None = None,
     profile: bool = False,
+    speed: bool = True,
 ) -> list[dict]:
     """The module docstring's rows; out: the JSON-lines file they go to; device: where
-    the torch rows run (default: CUDA when present, else none)."""
+    the torch rows run (default: CUDA when present, else none); speed=False skips rows
+    2-4 (a second call that only finishes the accuracy row on a cache already built)."""
     rows = Rows(out)
     if device is None:
         device = "cuda" if torch.cuda.is_available() else None
@@ -143,10 +148,13 @@ def bench_gpu(
         "open_seconds": round(time.perf_counter() - t0, 2),
     })  # fmt: skip
     flat = train.flat()
-    _bench_mm(rows, flat, data.extractor.registry, cuda)
-    model = _bench_fbt(rows, flat, train, test, cuda, cpu_steps, fbt_epochs)
-    _bench_score(rows, model, test, cuda, data.extractor)
-    rows.emit({"phase": "memory", "peak_rss_mb": round(peak_rss_mb())})
+    if speed:
+        _bench_mm(rows, flat, data.extractor.registry, cuda)
+        model = _bench_fbt(rows, flat, train, test, cuda, cpu_steps)
+        _bench_score(rows, model, test, cuda, data.extractor)
+        rows.emit({"phase": "memory", "peak_rss_mb": round(peak_rss_mb())})
+    if fbt_epochs > 1 and cuda is not None:
+        _fbt_accuracy(rows, flat, train.registry.n_features, test, cuda, fbt_epochs)
     if profile and cuda is not None:
         where = rows.out.with_name("profile.txt") if rows.out else Path("profile.txt")
         _profile(flat, data.extractor.registry, cuda, where)
@@ -155,7 +163,8 @@ def bench_gpu(
 
 def _bench_mm(rows: Rows, flat, reg, cuda: torch.device | None) -> None:
     gammas = {}
-    for engine, device in [("numba", torch.device("cpu")), *([("torch", cuda)] if cuda else [])]:
+    engines = [*([("torch", cuda)] if cuda else []), ("numba", torch.device("cpu"))]
+    for engine, device in engines:  # CUDA's row first: it is the one a cut run must keep
         t0 = time.perf_counter()
         passes = flat_mm(flat, device, engine=engine)
         _sync()
@@ -179,8 +188,9 @@ def _bench_mm(rows: Rows, flat, reg, cuda: torch.device | None) -> None:
         rows.emit({"phase": "mm_equal", "max_abs_log_gamma_diff": float(diff)})
 
 
-def _bench_fbt(rows: Rows, flat, train, test, cuda, cpu_steps: int, fbt_epochs: int):
-    """The FBT rows; returns the model scored next (CUDA's, else a CPU model of cpu_steps)."""
+def _bench_fbt(rows: Rows, flat, train, test, cuda, cpu_steps: int):
+    """The FBT rows; returns the model scored next (CUDA's after one epoch, else a CPU
+    model of cpu_steps)."""
     n_features = train.registry.n_features
     cfg = SGDConfig(**FBT, epochs=1)
     steps_per_epoch = -(-flat.n_positions // cfg.batch_size)
@@ -212,16 +222,30 @@ def _bench_fbt(rows: Rows, flat, train, test, cuda, cpu_steps: int, fbt_epochs: 
     })  # fmt: skip
     del tor, twin, engine
     _free()
-    cfg = SGDConfig(**FBT, epochs=fbt_epochs, engine="torch")
-    model, hist = train_sgd(flat, n_features, cfg, cuda, progress=False)
-    secs = [float(h["seconds"]) for h in hist[1:]]
-    top1 = _top1(model, test, cuda)
+    model, secs = _train_fbt(flat, n_features, cuda, 1)
     rows.emit({
-        "phase": "fbt", "engine": "torch", "device": str(cuda), "epochs": fbt_epochs,
+        "phase": "fbt", "engine": "torch", "device": str(cuda), "epochs": 1,
         "seconds_per_epoch": round(float(np.median(secs)), 2), "epoch_seconds": secs,
-        "test_top1": top1, "cuda_peak_gb": _cuda_peak(cuda),
+        "test_top1": _top1(model, test, cuda), "cuda_peak_gb": _cuda_peak(cuda),
     })  # fmt: skip
     return model
+
+
+def _fbt_accuracy(rows: Rows, flat, n_features: int, test, cuda, epochs: int) -> None:
+    """The recipe's model after epochs on CUDA, from scratch: its test top-1 against the
+    CPU run's (last, so that a run cut short has the speed rows already)."""
+    model, secs = _train_fbt(flat, n_features, cuda, epochs)
+    rows.emit({
+        "phase": "fbt_accuracy", "device": str(cuda), "epochs": epochs,
+        "epoch_seconds": secs, "test_top1": _top1(model, test, cuda),
+    })  # fmt: skip
+
+
+def _train_fbt(flat, n_features: int, cuda, epochs: int):
+    """FBT k=10 by the torch engine on cuda: the model and each epoch's seconds."""
+    cfg = SGDConfig(**FBT, epochs=epochs, engine="torch")
+    model, hist = train_sgd(flat, n_features, cfg, cuda, progress=False)
+    return model, [round(float(h["seconds"]), 2) for h in hist[1:]]
 
 
 def _top1(model, test, device) -> float:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gomove's check on a lent GPU machine (an H100 or H200, 16 cores, torch preinstalled):
-# one command, well under 9 minutes, everything it measures under $OUT.
+# one command of at most 575 s (all training games: rows 1-3 of the bench only on an H200,
+# since extraction takes 6 minutes), everything it measures under $OUT.
 #
 # 1. Here, once, on a machine with the data and the package index:
 #        bash scripts/device_check.sh --prepare

@@ -83,7 +83,7 @@ def test_team_strength_gradient(device):
     feat = torch.randint(0, 9, (3, 5, 3), generator=gen).to(device)
     zero = torch.zeros(1, 4, dtype=F64, device=device)
     assert torch.autograd.gradcheck(lambda t: team_strength(torch.cat([zero, t]), feat), (rows,))
-    table = torch.randn(9, 4, generator=gen, dtype=F64, device=device, requires_grad=True)
+    table = torch.randn(9, 4, generator=gen, dtype=F64).to(device).requires_grad_()
     team_strength(table, feat).sum().backward()
     assert bool((table.grad[0] == 0).all())
 

@@ -47,7 +47,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from gomove.models.calibration import floored
+from gomove.models.calibration import floored, with_floor
 from gomove.models.fbt_kernels import scatter_team_grad
 from gomove.models.mm import masked_log_softmax
 
@@ -141,9 +141,20 @@ class FactorizationBT(nn.Module):
     def from_state_dict(cls, state: dict[str, torch.Tensor]) -> FactorizationBT:
         """Rebuild a model from ``state_dict()`` output; n_features and k from v's shape."""
         n_features, k = state["v"].shape
-        model = cls(n_features, k, init_std=0.0, dtype=state["w"].dtype)
-        model.load_state_dict({**model.state_dict(), **state})  # floor: 0 if saved before it
-        return model
+        return cls(n_features, k, init_std=0.0, dtype=state["w"].dtype).load_saved(state)
+
+    @torch.no_grad()
+    def load_saved(self, state: dict[str, torch.Tensor]) -> FactorizationBT:
+        """Load a saved state dict in place (the compiled engine's views of w and v
+        follow), its floor as every model reads one (with_floor: 0 if saved before it)."""
+        if state["w"].shape != self.w.shape or state["v"].shape != self.v.shape:
+            raise ValueError(
+                f"a saved FBT of {tuple(state['v'].shape)} (features, k) into one of "
+                f"{tuple(self.v.shape)}"
+            )
+        self.w.copy_(state["w"])
+        self.v.copy_(state["v"])
+        return with_floor(self, state)
 
 
 class _TeamStrength(torch.autograd.Function):

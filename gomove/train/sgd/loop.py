@@ -278,8 +278,7 @@ def train_sgd(
         seen = 0  # positions trained on (the schedule's clock)
         _save(checkpoint, model, steps, history, seen)
     else:
-        # in place: the compiled engine's views follow; a state saved before the floor has none
-        model.load_state_dict({**model.state_dict(), **state["model"]})
+        model.load_saved(state["model"])
         steps.load_state_dict(state["steps"])
         torch.set_rng_state(state["torch_rng"])
         np.random.set_state(state["numpy_rng"])

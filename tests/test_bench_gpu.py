@@ -1,0 +1,44 @@
+"""gomove bench gpu tried as before a GPU is lent: its torch rows on the CPU, over the
+embedded sample copied under the month archives' names."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from gomove.experiment.bench_gpu import TEST_MONTH, TRAIN_MONTHS, bench_gpu
+
+SAMPLES = Path(__file__).resolve().parents[1] / "gomove" / "samples"
+
+
+def _months(folder: Path) -> Path:
+    folder.mkdir()
+    for m in TRAIN_MONTHS:
+        shutil.copy(SAMPLES / "gnugo-train.zip", folder / f"tygem-9d-{m}.zip")
+    shutil.copy(SAMPLES / "gnugo-test.zip", folder / f"tygem-9d-{TEST_MONTH}.zip")
+    return folder
+
+
+def test_rows_in_order_and_accuracy_alone(tmp_path):
+    """Every row, CUDA's (here the CPU's torch) MM row before numba's, the two engines
+    equal, the accuracy row last and in the file; then --accuracy-only on the built
+    cache: the data and accuracy rows alone, the same model's top-1."""
+    data, cache, out = _months(tmp_path / "data"), tmp_path / "cache", tmp_path / "gpu.jsonl"
+    args = dict(max_games=12, test_games=4, cpu_steps=3, fbt_epochs=2, device="cpu")
+    rows = bench_gpu(data, str(cache), out=out, **args)
+    phases = [(r["phase"], r.get("engine")) for r in rows]
+    assert phases == [
+        ("machine", None), ("data", None), ("mm", "torch"), ("mm", "numba"),
+        ("mm_equal", None), ("fbt", "numba"), ("fbt_equal", None), ("fbt", "torch"),
+        ("score", None), ("memory", None), ("fbt_accuracy", None),
+    ]  # fmt: skip
+    assert [json.loads(line) for line in out.read_text().splitlines()] == rows
+    by = {p: r for (p, _), r in zip(phases, rows, strict=True)}
+    assert by["data"]["games"] == 12
+    assert by["mm_equal"]["max_abs_log_gamma_diff"] < 1e-6
+    assert by["fbt_equal"]["max_abs_w_diff"] == 0.0 == by["fbt_equal"]["max_abs_v_diff"]
+    assert len(by["fbt_accuracy"]["epoch_seconds"]) == 2
+    again = bench_gpu(data, str(cache), out=tmp_path / "again.jsonl", speed=False, **args)
+    assert [r["phase"] for r in again] == ["machine", "data", "fbt_accuracy"]
+    assert again[-1]["test_top1"] == by["fbt_accuracy"]["test_top1"]

@@ -7,6 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
+from gomove.cli.bench import main
 from gomove.experiment.bench_gpu import TEST_MONTH, TRAIN_MONTHS, bench_gpu
 
 SAMPLES = Path(__file__).resolve().parents[1] / "gomove" / "samples"
@@ -42,3 +45,10 @@ def test_rows_in_order_and_accuracy_alone(tmp_path):
     again = bench_gpu(data, str(cache), out=tmp_path / "again.jsonl", speed=False, **args)
     assert [r["phase"] for r in again] == ["machine", "data", "fbt_accuracy"]
     assert again[-1]["test_top1"] == by["fbt_accuracy"]["test_top1"]
+
+
+def test_accuracy_only_needs_epochs(capsys):
+    """--accuracy-only with one epoch would measure nothing: a clear error instead."""
+    with pytest.raises(SystemExit):
+        main(["gpu", "--accuracy-only"])
+    assert "--fbt-epochs" in capsys.readouterr().err

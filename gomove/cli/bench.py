@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> None:
     unknown = set(a.which) - {*ALL, "gpu"}
     if unknown:
         p.error(f"unknown benchmarks {sorted(unknown)}; choose from {ALL} or gpu")
+    if a.accuracy_only and a.fbt_epochs < 2:
+        p.error("--accuracy-only measures the model of --fbt-epochs N, N at least 2")
     if "gpu" in a.which:
         data = a.data or os.environ.get(benchmarks.DATA_ENV) or benchmarks.DEFAULT_DATA
         bench_gpu(data, a.cache_dir, a.gpu_games, a.test_games, a.cpu_steps, a.fbt_epochs,

@@ -124,9 +124,10 @@ def change(lg: torch.Tensor, groups, which, gen) -> torch.Tensor:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_engines_equal_padded_oracle(seed):
     """On the same positions (one group of >= 256 levels, held as uint16), NumbaMM,
-    TorchMM and collect_stats over padded batches (the oracle) give the same
-    statistics pass after pass, whether one group changed since the last pass
-    (NumbaMM applies that change within the pass), several, or none."""
+    TorchMM (its absent levels dropped or kept) and collect_stats over padded
+    batches (the oracle) give the same statistics pass after pass, whether one group
+    changed since the last pass (NumbaMM applies that change within the pass),
+    several, or none."""
     sizes = [3, 4, 2, 300]
     groups = make_groups(sizes)
     n_features = 1 + sum(sizes)
@@ -134,7 +135,10 @@ def test_engines_equal_padded_oracle(seed):
     flat = flat_of(batches, groups)
     assert flat.levw.dtype == np.uint16 and flat.levw.shape[1] == 1
     numba = [ENGINES[k](flat, chunk_positions=7) for k in ("numba-sparse", "numba-dense")]
-    engines = [*numba, TorchMM(flat, chunk_positions=5)]
+    # TorchMM both ways: each group's level 0 dropped before its bincount, or kept
+    dropped, kept = TorchMM(flat, chunk_positions=5), TorchMM(flat, chunk_positions=5)
+    dropped.sparse, kept.sparse = [True] * len(sizes), [False] * len(sizes)
+    engines = [*numba, dropped, kept]
     gen = torch.Generator().manual_seed(seed)
     lg = torch.zeros(n_features, dtype=torch.float64)
     schedule = [((0,), ()), ((1,), (0,)), ((3,), (1,)), ((0, 1, 2, 3), (3,)), ((2,), (0, 2))]

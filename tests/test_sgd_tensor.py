@@ -29,7 +29,7 @@ from gomove.models.fbt import FactorizationBT
 from gomove.train.resume import Resume
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.loop import SGDConfig, train_sgd
-from gomove.train.sgd.tensor import TorchSGD
+from gomove.train.sgd.tensor import TorchSGD, _scatter_rows
 
 SIZES = (3, 4, 2, 300)
 
@@ -115,6 +115,22 @@ def test_steps_equal_numba(name, sample, optimizer, dtype):
             assert_close(b.w.detach(), a.w.detach(), **tol)
             assert_close(b.v.detach(), a.v.detach(), **tol)
     assert tor.n_steps == numba.n_steps > 0
+
+
+def test_scatter_rows_equals_a_loop():
+    """The table's gradient from the team sums' equals adding each row's gradient into
+    every member's table row by a plain loop, row 0 (absent) left at zero."""
+    gen = torch.Generator().manual_seed(3)
+    idx = torch.randint(0, 6, (40, 3), generator=gen)
+    grad_s = torch.randn(40, 4, generator=gen, dtype=torch.float64)
+    want = torch.zeros(6, 4, dtype=torch.float64)
+    for r in range(40):
+        for g in range(3):
+            if idx[r, g] > 0:
+                want[idx[r, g]] += grad_s[r]
+    got = _scatter_rows(idx, grad_s, (6, 4))
+    assert_close(got, want)
+    assert (got[0] == 0).all()
 
 
 def test_sampled_draws_come_from_the_engine_generator():

@@ -3,10 +3,12 @@
 ``TorchMM`` holds the data on the device as stored (gomove.data.device.DeviceFlat:
 packed words and wide levels, about 7 bytes a candidate) and one float64
 log-strength a candidate, 15 bytes in all: every training game fits an H100. It
-runs chunked torch ops, each chunk decoding the levels it reads; the statistics
-of a group are weighted bincounts (histograms over the group's levels, which
-CUDA keeps in shared memory for the small tactical groups instead of contending
-for a few global addresses). It shares the cache's bookkeeping with
+runs chunked torch ops, each chunk decoding the levels it reads: each position's
+sum by segments, and a group's statistics as the bincount of P(candidate) by
+level, times 1 / gamma(level) once at the end. Where most candidates lack the
+group's feature (the tactical groups), level 0 is dropped before the bincount:
+its atomic adds on one bin were what made the pass slow on an H200
+(docs/logs/gpu.md). It shares the cache's bookkeeping with
 gomove.train.mm.compiled's ``NumbaMM`` (the CPU engine, torch-free), and both return
 what gomove.train.mm.padded.collect_stats returns over the same positions.
 ``flat_mm(data, device, engine=...)`` picks the engine.
@@ -50,17 +52,25 @@ class TorchMM(CachedMM):
             )
             for lo in range(0, p, chunk_positions)
         ]
+        # each chunk's candidates a position
+        self.counts = [
+            self.flat.pos_start[plo + 1 : phi + 1] - self.flat.pos_start[plo:phi]
+            for _, _, plo, phi in self.chunks
+        ]
+        # groups whose level is mostly 0 (absent) in the first chunk: their sums leave
+        # level 0 out first (ten times faster on an H200 than the bincount's atomic adds
+        # on bin 0, docs/logs/gpu.md)
+        lo, hi = self.chunks[0][:2] if self.chunks else (0, 0)
+        self.sparse = [
+            bool((self.flat.group_levels(g, slice(lo, hi)) == 0).float().mean() > 0.5)
+            for g in range(len(self.sizes))
+        ]
         self.log_team = torch.zeros(data.n_candidates, dtype=torch.float64, device=self.device)
 
     def nbytes(self) -> int:
         """Memory of the engine's tensors on the device (the data included)."""
-        own = [self.win_flat_t, self.log_team]
+        own = [self.win_flat_t, self.log_team, *self.counts]
         return self.flat.nbytes() + sum(t.numel() * t.element_size() for t in own)
-
-    def _segments(self, lo: int, hi: int, plo: int, phi: int) -> torch.Tensor:
-        """Each candidate of a chunk's position, counted from the chunk's first."""
-        counts = self.flat.pos_start[plo + 1 : phi + 1] - self.flat.pos_start[plo:phi]
-        return torch.repeat_interleave(torch.arange(phi - plo, device=self.device), counts)
 
     def advance(self, log_gamma: np.ndarray) -> None:
         """The cache brought to log_gamma, each change added chunk by chunk."""
@@ -79,20 +89,22 @@ class TorchMM(CachedMM):
         }
         log_lik = torch.zeros((), dtype=torch.float64, device=self.device)
         with torch.no_grad():
-            for lo, hi, plo, phi in self.chunks:
+            for (lo, hi, plo, phi), counts in zip(self.chunks, self.counts, strict=True):
                 lt = self.log_team[lo:hi]
-                pos = self._segments(lo, hi, plo, phi)
                 shift = lt.max()
-                ex = torch.exp(lt - shift)
-                e = torch.zeros(phi - plo, dtype=torch.float64, device=self.device)
-                e.index_add_(0, pos, ex)
+                # each position's sum by segments (no atomics on one address per position)
+                e = torch.segment_reduce(torch.exp(lt - shift), "sum", lengths=counts)
                 log_e = torch.log(e) + shift
                 log_lik += (self.log_team[self.win_flat_t[plo:phi]] - log_e).sum()
-                p = torch.exp(lt - log_e[pos])  # P(candidate)
-                for g in columns:
-                    lev = self.flat.group_levels(g, slice(lo, hi))
-                    weights = p * torch.exp(-tables[g][lev])
-                    part[g] += torch.bincount(lev, weights, minlength=self.sizes[g] + 1)
+                p = torch.exp(lt - torch.repeat_interleave(log_e, counts, output_size=hi - lo))
+                for g in columns:  # P(candidate) by level; 1 / gamma(level) applied after
+                    lev, w = self.flat.group_levels(g, slice(lo, hi)), p
+                    if self.sparse[g]:
+                        keep = torch.nonzero(lev).squeeze(1)
+                        lev, w = lev[keep], p[keep]
+                    part[g] += torch.bincount(lev, w, minlength=self.sizes[g] + 1)
+        for g in columns:
+            part[g] *= torch.exp(-tables[g])
         wins, denom = np.zeros(f), np.zeros(f)
         for g in columns:
             o, s = self.offsets[g], self.sizes[g]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gomove's check on a lent GPU machine (an H100 or H200, 16 cores, torch preinstalled):
-# one command of at most 575 s (all training games: rows 1-3 of the bench only on an H200,
-# since extraction takes 6 minutes), everything it measures under $OUT.
+# one command of at most BUDGET seconds (default 575; with all training games only rows
+# 1-3 of the bench fit on an H200, since extraction takes 6 minutes), everything it
+# measures under $OUT.
 #
 # 1. Here, once, on a machine with the data and the package index:
 #        bash scripts/device_check.sh --prepare
@@ -56,7 +57,7 @@ tail -15 "$OUT/pytest_gpu.txt"
 
 stamp "gomove bench gpu"
 # Whatever is left of 575 s: the rows are written as they end, so a cut run keeps them.
-left=$(( 575 - ($(date +%s) - start) ))
+left=$(( ${BUDGET:-575} - ($(date +%s) - start) ))
 # shellcheck disable=SC2086
 timeout "$left" python3 -m gomove.cli bench gpu --data .devdata --cache-dir /tmp/gomove-cache \
     --out "$OUT/gpu.jsonl" ${GPU_ARGS:---fbt-epochs 4}

@@ -52,3 +52,17 @@ def test_accuracy_only_needs_epochs(capsys):
     with pytest.raises(SystemExit):
         main(["gpu", "--accuracy-only"])
     assert "--fbt-epochs" in capsys.readouterr().err
+
+
+def test_profile_only_writes_the_profile(tmp_path):
+    """--profile-only: the data rows, then profile.txt beside --out with both engines'
+    unprofiled wall times and operator tables (the torch rows on the CPU here)."""
+    data, out = _months(tmp_path / "data"), tmp_path / "out" / "gpu.jsonl"
+    cache = str(tmp_path / "c")
+    main(["gpu", "--profile-only", "--data", str(data), "--cache-dir", cache, "--gpu-games",
+          "12", "--test-games", "4", "--gpu-device", "cpu", "--out", str(out)])  # fmt: skip
+    phases = [json.loads(line)["phase"] for line in out.read_text().splitlines()]
+    assert phases == ["machine", "data"]
+    text = (out.parent / "profile.txt").read_text()
+    assert "== mm, 1 iteration" in text and "== fbt torch" in text
+    assert "wall unprofiled" in text and "self_cpu_time_total" in text

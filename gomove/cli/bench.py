@@ -84,11 +84,14 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument(
         "--accuracy-only", action="store_true", help="only the data and fbt_accuracy rows"
     )
+    g.add_argument("--profile-only", action="store_true", help="only the data rows and --profile")
     a = p.parse_args(argv)
     unknown = set(a.which) - {*ALL, "gpu"}
     if unknown:
         p.error(f"unknown benchmarks {sorted(unknown)}; choose from {ALL} or gpu")
-    if a.accuracy_only and a.fbt_epochs < 2:
+    if a.profile_only:
+        a.profile, a.accuracy_only, a.fbt_epochs = True, True, 1
+    elif a.accuracy_only and a.fbt_epochs < 2:
         p.error("--accuracy-only measures the model of --fbt-epochs N, N at least 2")
     if "gpu" in a.which:
         data = a.data or os.environ.get(benchmarks.DATA_ENV) or benchmarks.DEFAULT_DATA

@@ -12,11 +12,12 @@ on the device, compact):
 - gather: the batch's candidate rows and their global feature indices [R, G];
 - team sums s = sum of the members' table rows [R, 1 + k] (embedding_bag), the
   strengths E = s_0 + 1/2 ||s_1..k||^2;
-- segment softmax per position (scatter max, exp, index_add);
-- the table's gradient by autograd through those ops: FULL (-log P(expert)), LFR
+- the softmax per position over a padded [B, M] block (logsumexp);
+- the team sums' gradient by autograd through those ops: FULL (-log P(expert)), LFR
   (the pairwise loss); SAMPLED: the poster's estimate, its coefficients c(m) drawn
   as CompiledSGD draws them (inverse CDF of the running sums, searchsorted) and
-  backpropagated as the surrogate sum c(m) E_m;
+  backpropagated as the surrogate sum c(m) E_m; then the table's, each team's
+  gradient added into its present members' rows (_scatter_rows);
 - chain rule to w and v, the L2 term, Adam or SGD (gomove.train.sgd.kernels'
   update_params, in torch).
 """

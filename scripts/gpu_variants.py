@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from gomove.data.device import DeviceFlat
-from gomove.experiment.bench_gpu import FBT, _config
+from gomove.experiment.bench_gpu import FBT, split_config
 from gomove.experiment.run import prepare_data
 
 
@@ -198,7 +198,7 @@ def main() -> None:
             with open(out, "a") as f:
                 f.write(line + "\n")
 
-    cfg = _config(Path(args.data).resolve(), args.cache_dir, args.gpu_games, args.test_games)
+    cfg = split_config(Path(args.data).resolve(), args.cache_dir, args.gpu_games, args.test_games)
     data = prepare_data(cfg)
     device = torch.device(args.device)
     flat = DeviceFlat(data.train.flat(), device)

@@ -89,14 +89,15 @@ def main(argv: list[str] | None = None) -> None:
     unknown = set(a.which) - {*ALL, "gpu"}
     if unknown:
         p.error(f"unknown benchmarks {sorted(unknown)}; choose from {ALL} or gpu")
-    if a.profile_only:
-        a.profile, a.accuracy_only, a.fbt_epochs = True, True, 1
+    if a.profile_only:  # no speed rows, no accuracy row
+        a.profile, a.fbt_epochs = True, 1
     elif a.accuracy_only and a.fbt_epochs < 2:
         p.error("--accuracy-only measures the model of --fbt-epochs N, N at least 2")
     if "gpu" in a.which:
         data = a.data or os.environ.get(benchmarks.DATA_ENV) or benchmarks.DEFAULT_DATA
         bench_gpu(data, a.cache_dir, a.gpu_games, a.test_games, a.cpu_steps, a.fbt_epochs,
-                  a.out, a.gpu_device, a.profile, not a.accuracy_only)  # fmt: skip
+                  a.out, a.gpu_device, a.profile,
+                  speed=not (a.accuracy_only or a.profile_only))  # fmt: skip
         a.which = [w for w in a.which if w != "gpu"]
         if not a.which:
             return

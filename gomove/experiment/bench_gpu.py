@@ -88,7 +88,9 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
-def _config(data_dir: Path, cache_dir: str, max_games: int | None, test_games: int):
+def split_config(data_dir: Path, cache_dir: str, max_games: int | None, test_games: int):
+    """The train.py config of the standard split over data_dir's month archives (what
+    the bench and scripts/gpu_variants.py extract)."""
     months = ",".join(str(data_dir / f"tygem-9d-{m}.zip") for m in TRAIN_MONTHS)
     overrides = [
         "data=tygem",
@@ -133,7 +135,7 @@ def bench_gpu(
     })  # fmt: skip
     if cuda is None:
         rows.emit({"phase": "note", "note": "no CUDA: the torch rows are skipped"})
-    cfg = _config(Path(data_dir).resolve(), cache_dir, max_games, test_games)
+    cfg = split_config(Path(data_dir).resolve(), cache_dir, max_games, test_games)
     t0 = time.perf_counter()
     data = prepare_data(cfg)
     extract_s = time.perf_counter() - t0

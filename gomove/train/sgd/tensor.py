@@ -120,7 +120,7 @@ class TorchSGD(FlatSGD):
                 if unif is None:
                     unif = self.sample_rng.random((n, self.n_samples))
                 x = torch.exp(e.detach() - pad.detach().amax(1)[seg])  # as batch_grad's
-                coef = self._sampled_coef(x, seg, first, counts, win, unif, m)
+                coef = self._sampled_coef(x, seg, col, first, counts, win, unif, m)
                 surrogate = (coef * e).sum()
             else:
                 surrogate = loss / n
@@ -139,12 +139,13 @@ class TorchSGD(FlatSGD):
         per = torch.zeros(n, dtype=e.dtype, device=e.device).index_add(0, seg, d)
         return torch.where(counts > 1, per / others.clamp(min=1), 0.0).sum()
 
-    def _sampled_coef(self, x, seg, first, counts, win, unif: np.ndarray, m: int) -> torch.Tensor:
+    def _sampled_coef(
+        self, x, seg, col, first, counts, win, unif: np.ndarray, m: int
+    ) -> torch.Tensor:
         """c(m) of every row: 1 / (S B) per draw of m from P (the first m whose running
-        sum exceeds u z, as batch_grad draws), -1 / B at the expert; m: the most
-        candidates of a position."""
+        sum exceeds u z, as batch_grad draws), -1 / B at the expert; col: each row's
+        index within its position; m: the most candidates of a position."""
         n, dev = len(counts), x.device
-        col = torch.arange(len(x), device=dev) - first[seg]
         padded = torch.full((n, m), torch.inf, dtype=x.dtype, device=dev)
         padded[seg, col] = x
         run = torch.cumsum(padded, 1)  # the running sums; inf past each position's end
@@ -158,10 +159,15 @@ class TorchSGD(FlatSGD):
         coef.index_add_(0, win, torch.full((n,), -1.0 / n, dtype=x.dtype, device=dev))
         return coef
 
+    def _l2_term(self, w64: torch.Tensor, v64: torch.Tensor) -> torch.Tensor:
+        """The L2 term of the parameters w64, v64 (float64; 0-d, on their device; row 0
+        none)."""
+        w, v = w64[1:], v64[1:]
+        return 0.5 * (self.cfg.lambda_w * (w * w).sum() + self.cfg.lambda_v * (v * v).sum())
+
     def l2(self) -> float:
-        w = self.model.w.detach()[1:].to(torch.float64)
-        v = self.model.v.detach()[1:].to(torch.float64)
-        return float(0.5 * (self.cfg.lambda_w * (w * w).sum() + self.cfg.lambda_v * (v * v).sum()))
+        w, v = self.model.w.detach(), self.model.v.detach()
+        return float(self._l2_term(w.to(torch.float64), v.to(torch.float64)))
 
     def measure(self, pos: np.ndarray) -> tuple[float, float, int]:
         ll, loss, _ = self.loss_grad(pos, backward=False)
@@ -190,9 +196,7 @@ class TorchSGD(FlatSGD):
         gw = g0 + cfg.lambda_w * w64
         gv = grad[:, 1:] - g0[:, None] * v64 + cfg.lambda_v * v64
         gw[0], gv[0] = 0.0, 0.0
-        l2 = 0.5 * (
-            cfg.lambda_w * (w64[1:] * w64[1:]).sum() + cfg.lambda_v * (v64[1:] * v64[1:]).sum()
-        )
+        l2 = self._l2_term(w64, v64)
         a_w, b_w, a_v, b_v = self.state
         if cfg.optimizer == "adam":
             _adam(w, w64, gw, a_w, b_w, lr, self.n_steps)

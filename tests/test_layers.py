@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Bottom to top. A module's layer is that of the longest prefix naming it (the
 # package ``gomove`` names only its own __init__). The playouts are one package
-# in two layers: the driver (uniform playouts, scoring) is rules, below the
-# features that use it (the Monte-Carlo owner); the pattern policy reads light
-# features and a model's gammas, so it sits above the models.
+# in three layers: the driver (uniform playouts, scoring) is rules, below the
+# features that use it (the Monte-Carlo owner); the pattern playouts' kernels read
+# light features' gammas, below the models (the territory CRF plays them); the
+# pattern policy loads a model's gammas, so it sits above the models.
 BASE = ("gomove", "gomove.atomic", "gomove.memory", "gomove.samples", "gomove.configs")
 BASE += ("gomove.pretrained",)  # package data: the shipped models
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -32,8 +33,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reading", ("gomove.reading",)),
     ("features", ("gomove.features",)),
     ("data", ("gomove.data",)),
+    ("pattern playouts", ("gomove.playout.pattern",)),
     ("models", ("gomove.models",)),
-    ("pattern playouts", ("gomove.playout.pattern", "gomove.playout.policy")),
+    ("pattern policy", ("gomove.playout.policy",)),
     ("evaluate", ("gomove.evaluate",)),
     ("train", ("gomove.train",)),
     ("export", ("gomove.export",)),

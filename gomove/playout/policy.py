@@ -20,9 +20,7 @@ from gomove.board.board import Board
 from gomove.features.light_gammas import LightGammas
 from gomove.models.checkpoint import load_checkpoint
 from gomove.playout.driver import run_playouts
-from gomove.playout.pattern.local import open_gamma
-from gomove.playout.pattern.playout import PatternPlayer
-from gomove.playout.pattern.replies import no_replies
+from gomove.playout.pattern.playout import PatternPlayer, pattern_player
 from gomove.playout.pattern.tables import PolicyTables, build_tables
 
 
@@ -73,26 +71,8 @@ class PatternPolicy(LightGammas):
         gomove.board.board.big_self_atari); local: the probability of a good-shape
         answer next to the last two moves, a good shape's 3x3 gamma at least local_min
         times the open point's (gomove.playout.pattern.local)."""
-        for name, p in (("tactics", tactics), ("nakade", nakade), ("local", local)):
-            if not 0.0 <= p <= 1.0:
-                raise ValueError(f"{name} is a probability in [0, 1], not {p}")
-        if selfatari_max < 0:
-            raise ValueError(f"selfatari_max must be >= 0 (0: no limit), not {selfatari_max}")
-        if not local_min >= 0:
-            raise ValueError(f"local_min must be >= 0, not {local_min}")
-        replies = no_replies() if replies is None else replies
-        errors = np.zeros(1, np.int64)
-        t = self.tables()
-        return PatternPlayer(
-            t,
-            check,
-            errors,
-            replies,
-            float(tactics),
-            float(nakade),
-            int(selfatari_max),
-            float(local),
-            local_min * open_gamma(t),
+        return pattern_player(
+            self.tables(), check, replies, tactics, nakade, selfatari_max, local, local_min
         )
 
     def run_playouts(

@@ -42,9 +42,9 @@ from gomove.playout.pattern.draw import (
     self_atari_scale,
     uniform01,
 )
-from gomove.playout.pattern.local import local_move
+from gomove.playout.pattern.local import local_move, open_gamma
 from gomove.playout.pattern.nakade import nakade_move
-from gomove.playout.pattern.replies import playable_reply
+from gomove.playout.pattern.replies import no_replies, playable_reply
 from gomove.playout.pattern.state import (
     PatternState,
     copy_state,
@@ -68,6 +68,39 @@ class PatternPlayer(NamedTuple):
     selfatari_max: int  # drawn moves leave at most this many stones in atari (0: any)
     local: float = 0.0  # the probability of a good-shape answer (pattern.local)
     local_gamma: float = 0.0  # the 3x3 gamma of a good shape (pattern.local)
+
+
+def pattern_player(
+    tables: PolicyTables,
+    check: bool = False,
+    replies: np.ndarray | None = None,
+    tactics: float = 0.0,
+    nakade: float = 0.0,
+    selfatari_max: int = 0,
+    local: float = 0.0,
+    local_min: float = 4.0,
+) -> PatternPlayer:
+    """The PatternPlayer of tables, its arguments checked (gomove.playout.policy's
+    PatternPolicy.player says what each does); the defaults play the policy's own draws
+    and nothing else."""
+    for name, p in (("tactics", tactics), ("nakade", nakade), ("local", local)):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{name} is a probability in [0, 1], not {p}")
+    if selfatari_max < 0:
+        raise ValueError(f"selfatari_max must be >= 0 (0: no limit), not {selfatari_max}")
+    if not local_min >= 0:
+        raise ValueError(f"local_min must be >= 0, not {local_min}")
+    return PatternPlayer(
+        tables,
+        check,
+        np.zeros(1, np.int64),
+        no_replies() if replies is None else replies,
+        float(tactics),
+        float(nakade),
+        int(selfatari_max),
+        float(local),
+        local_min * open_gamma(tables),
+    )
 
 
 @njit(cache=True, _nrt=False)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from gomove.board.board import BLACK, WHITE, board_from_points, signed_points
+from gomove.features.light_gammas import LightGammas
 from gomove.models.territory import batched
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.models.territory.features import (
@@ -23,6 +24,8 @@ from gomove.models.territory.features import (
     string_view,
 )
 from gomove.models.territory.sampler import run_chain, run_chains, seed_state, start_state
+from gomove.playout.pattern.playout import pattern_player
+from gomove.playout.pattern.tables import build_tables
 from gomove.train.resume import Resume
 from gomove.train.territory.config import TerritoryConfig
 from gomove.train.territory.fit import (
@@ -331,25 +334,41 @@ def _transforms(size: int):
         yield rr * size + (n - cc)
 
 
+def sharp_policy() -> LightGammas:
+    """A light policy far from uniform: captures and extensions strongly preferred,
+    self-atari shunned, the 3x3 patterns' gammas spread over four orders of magnitude."""
+    g = LightGammas.neutral()
+    g.pattern[:] = np.exp(np.random.default_rng(0).uniform(-4.0, 4.0, g.pattern.shape))
+    g.capture[1:] = 50.0
+    g.extension[1:] = 20.0
+    g.self_atari[1:] = 0.02
+    return LightGammas(g.pattern, g.capture, g.extension, g.self_atari, g.contiguity, g.pass_)
+
+
+def sharp_player():
+    return pattern_player(build_tables(sharp_policy()))
+
+
 @pytest.mark.parametrize("name", sorted(FEATURE_SETS))
 def test_features_are_invariant_under_symmetries_and_colours(name):
     size = 7
     fs = FEATURE_SETS[name]
+    player = sharp_player() if fs.policy else None
     rng = np.random.default_rng(4)
     colour = rng.choice([-1, 0, 1], size=size * size, p=[0.3, 0.4, 0.3]).astype(np.int8)
-    fi, ei = features(fs, colour, 1, size)
+    fi, ei = features(fs, colour, 1, size, player)
     edges = grid_edges(size)
     edge_key = {tuple(sorted(e)): k for k, e in enumerate(edges.tolist())}
     for perm in _transforms(size):
         moved = np.empty_like(colour)
         moved[perm] = colour
-        fi2, ei2 = features(fs, moved, 1, size)
+        fi2, ei2 = features(fs, moved, 1, size, player)
         # a point's columns are a multiset (h sums them): compare them sorted
         np.testing.assert_array_equal(np.sort(fi2[perm], axis=1), np.sort(fi, axis=1))
         for k, (a, b) in enumerate(edges):
             moved_e = ei2[edge_key[tuple(sorted((perm[a], perm[b])))]]
             np.testing.assert_array_equal(np.sort(moved_e), np.sort(ei[k]))
-    fi3, ei3 = features(fs, -colour, -1, size)  # colours swapped, the other side to move
+    fi3, ei3 = features(fs, -colour, -1, size, player)  # colours swapped, other side to move
     np.testing.assert_array_equal(fi3, fi)
     np.testing.assert_array_equal(ei3, ei)
     assert fi.min() >= 0 and fi.max() < fs.n_field and ei.min() >= 0 and ei.max() < fs.n_coupling
@@ -419,3 +438,40 @@ def test_predict_on_a_board_and_save_load(tmp_path):
     (tmp_path / "bad.pt").write_bytes(b"not a model")
     with pytest.raises(ValueError, match="not a territory model"):
         TerritoryCRF.load(tmp_path / "bad.pt")
+
+
+def test_pmc_features_read_the_policy_playouts_and_the_model_carries_the_policy(tmp_path):
+    """The pmc sets count a pattern policy's playouts (not uniform ones: on the same
+    position the counts differ), refuse to run without one, and a pmc model keeps its
+    policy's gammas in crf.pt, so a loaded model reads the same playouts."""
+    size = 9
+    rng = np.random.default_rng(11)
+    points = rng.choice([-1, 0, 1], size=size * size, p=[0.2, 0.6, 0.2]).astype(np.int8)
+    fs = FEATURE_SETS["pmc8"]
+    player = sharp_player()
+    mine, theirs = mc_counts(points, size, fs.playouts, player)
+    assert (mine + theirs <= fs.playouts).all()
+    np.testing.assert_array_equal(mc_counts(points, size, fs.playouts, player)[0], mine)
+    uniform = mc_counts(points, size, fs.playouts)
+    assert (uniform[0] != mine).any() or (uniform[1] != theirs).any()
+    with pytest.raises(ValueError, match="need a pattern policy"):
+        features(fs, points, 1, size)
+    with pytest.raises(ValueError, match="need a playout policy"):
+        TerritoryCRF("pmc8")
+    crf = TerritoryCRF("pmc8", sharp_policy())
+    with torch.no_grad():
+        crf.field.copy_(torch.from_numpy(np.random.default_rng(1).normal(0, 0.3, fs.n_field)))
+    board = board_from_points(points, size, BLACK)
+    est = crf.predict(board, BLACK, komi=0.0)
+    assert est.sweeps == 0  # fields only: exact
+    back = TerritoryCRF.load(crf.save(tmp_path / "crf.pt"))
+    np.testing.assert_array_equal(back.policy.pattern, crf.policy.pattern)
+    np.testing.assert_array_equal(back.predict(board, BLACK, komi=0.0).black, est.black)
+    other = TerritoryCRF("pmc8", LightGammas.neutral())
+    other.load_state_dict(crf.state_dict())
+    assert not np.array_equal(other.predict(board, BLACK, komi=0.0).black, est.black)
+    state = torch.load(tmp_path / "crf.pt", weights_only=True)
+    del state["policy"]
+    torch.save(state, tmp_path / "no_policy.pt")
+    with pytest.raises(ValueError, match="no_policy.pt: .*need a playout policy"):
+        TerritoryCRF.load(tmp_path / "no_policy.pt")

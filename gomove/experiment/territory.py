@@ -37,6 +37,7 @@ from gomove.evaluate.report import plot_calibration
 from gomove.evaluate.territory import MOVES, Calibration, OwnerScores
 from gomove.models.device import resolve_device
 from gomove.models.territory.crf import TerritoryCRF
+from gomove.models.territory.features import feature_set
 from gomove.play.ownership import judged_score, ownership
 from gomove.playout.policy import PatternPolicy
 from gomove.train.resume import Resume
@@ -224,7 +225,10 @@ def train_run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     if train.n_games == 0 or test.n_games == 0:
         raise SystemExit("gomove territory train: no labelled games (none ended by counting?)")
     keep = np.flatnonzero(train.move % tcfg.every == 0)
-    crf = TerritoryCRF(tcfg.features)
+    policy = None
+    if feature_set(tcfg.features).policy:
+        policy = PatternPolicy.default() if tcfg.policy is None else PatternPolicy.load(tcfg.policy)
+    crf = TerritoryCRF(tcfg.features, policy)
     data = labelled_positions(
         crf, train.colour[keep], train.to_move[keep], train.owner[train.game[keep]], train.size
     )
@@ -256,6 +260,7 @@ def train_run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
         crf.judge = fit_judge(crf, train, tcfg.judge_playouts, cfg.progress)
     meta = {
         "features": tcfg.features,
+        "policy": (tcfg.policy or "shipped") if policy is not None else None,
         "method": tcfg.method,
         "train_games": train.n_games,
         "train_positions": int(len(keep)),

@@ -93,7 +93,7 @@ def _steps(predictor: Predictor | None, policy: PatternPolicy | None) -> list:
         ("the search on 9x9", lambda: search(9, 200)),
         ("the search on 19x19", lambda: search(19, 800)),
         ("the analysis engine", analysis),
-        ("the territory CRF", lambda: TerritoryCRF("wide").predict(*_opening(9), 7.5, 2)),
+        ("the territory CRF", lambda: _territory().predict(*_opening(9), 7.5, 2)),
     ]
     return steps
 
@@ -140,6 +140,11 @@ def start_warmup(prog: str) -> threading.Thread | None:
     thread = threading.Thread(target=run, name="gomove-warmup", daemon=True)
     thread.start()
     return thread
+
+
+def _territory() -> TerritoryCRF:
+    """The shipped territory CRF (its features and their playouts), or an untrained one."""
+    return TerritoryCRF.default() if pretrained.TERRITORY.is_file() else TerritoryCRF("wide")
 
 
 def default_models() -> tuple[Predictor | None, PatternPolicy | None]:

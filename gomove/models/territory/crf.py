@@ -11,12 +11,15 @@ parameters picked by the position's features (gomove.models.territory.features:
 (gomove.models.territory.sampler): each point's expected owner and the
 distribution of the area score, sum_i s_i minus komi.
 
-``crf.pt`` (``save``/``load``): a plain torch dict, read with weights_only.
+``crf.pt`` (``save``/``load``): a plain torch dict, read with weights_only. A model on
+the pmc features carries the gammas of the pattern policy whose playouts it reads
+(``policy``), so that it reads the same playouts wherever it is loaded, whatever
+policy gomove ships then.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +29,12 @@ import torch
 from gomove import pretrained
 from gomove.atomic import atomic_write
 from gomove.board.board import BLACK, SIZE, Board, signed_points
+from gomove.features.light_gammas import LightGammas
 from gomove.models.territory.features import FeatureSet, feature_set, features, geometry
 from gomove.models.territory.judge import StringJudge
 from gomove.models.territory.sampler import run_chain, seed_state, start_state
+from gomove.playout.pattern.playout import PatternPlayer, pattern_player
+from gomove.playout.pattern.tables import build_tables
 
 FORMAT = "gomove-territory-crf"
 VERSION = 1
@@ -57,12 +63,36 @@ class TerritoryEstimate:
         return 2.0 * self.black - 1.0
 
 
+def policy_state(policy: LightGammas) -> dict[str, torch.Tensor]:
+    """A light policy's gammas as crf.pt keeps them: the 3x3 patterns' (about 95% of them
+    1, the neutral gamma) as the indices and values of the others, the rest whole."""
+    state = {f.name: torch.from_numpy(np.asarray(getattr(policy, f.name), np.float64))
+             for f in fields(LightGammas) if f.name != "pattern"}  # fmt: skip
+    index = np.flatnonzero(policy.pattern != 1.0)
+    state["pattern_size"] = torch.tensor(len(policy.pattern))
+    state["pattern_index"] = torch.from_numpy(index.astype(np.int32))
+    state["pattern_value"] = torch.from_numpy(policy.pattern[index].astype(np.float64))
+    return state
+
+
+def policy_from_state(state: dict[str, torch.Tensor]) -> LightGammas:
+    """The LightGammas that policy_state wrote (ValueError or TypeError when malformed)."""
+    parts = {k: v.numpy() for k, v in state.items() if not k.startswith("pattern_")}
+    pattern = np.ones(int(state["pattern_size"]), np.float64)
+    pattern[state["pattern_index"].numpy()] = state["pattern_value"].numpy()
+    return LightGammas(pattern=pattern, **parts)
+
+
 class TerritoryCRF(torch.nn.Module):
     """Parameters: ``field`` float64[n_field], ``coupling`` float64[n_coupling]."""
 
-    def __init__(self, features: str = "rich") -> None:
+    def __init__(self, features: str = "rich", policy: LightGammas | None = None) -> None:
         super().__init__()
         self.fs: FeatureSet = feature_set(features)
+        if self.fs.policy and policy is None:
+            raise ValueError(f"territory features {features!r} need a playout policy's gammas")
+        self.policy = policy if self.fs.policy else None
+        self._player: PatternPlayer | None = None
         self.field = torch.nn.Parameter(torch.zeros(self.fs.n_field, dtype=torch.float64))
         self.coupling = torch.nn.Parameter(torch.zeros(self.fs.n_coupling, dtype=torch.float64))
         self.meta: dict[str, Any] = {}
@@ -71,6 +101,12 @@ class TerritoryCRF(torch.nn.Module):
     @property
     def features(self) -> str:
         return self.fs.name
+
+    def player(self) -> PatternPlayer | None:
+        """The playout player of the pmc features (built once); None for the others."""
+        if self.policy is not None and self._player is None:
+            self._player = pattern_player(build_tables(self.policy))
+        return self._player
 
     @property
     def independent(self) -> bool:
@@ -90,7 +126,7 @@ class TerritoryCRF(torch.nn.Module):
         self, colour: np.ndarray, to_move: int, size: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """float64 h[N], w[E] of one position (colour int8[N]: +1 black, -1 white, 0 empty)."""
-        fi, ei = features(self.fs, colour, to_move, size)
+        fi, ei = features(self.fs, colour, to_move, size, self.player())
         field = self.field.detach().cpu().numpy()
         coupling = self.coupling.detach().cpu().numpy()
         return field[fi].sum(1), coupling[ei].sum(1)
@@ -157,6 +193,8 @@ class TerritoryCRF(torch.nn.Module):
         }
         if self.judge is not None:
             state["judge"] = self.judge.state()
+        if self.policy is not None:
+            state["policy"] = policy_state(self.policy)
         atomic_write(path, lambda f: torch.save(state, f))
         return Path(path)
 
@@ -182,7 +220,11 @@ class TerritoryCRF(torch.nn.Module):
             raise ValueError(
                 f"{path}: territory model version {state.get('version')}, want {VERSION}"
             )
-        crf = cls(state["features"])
+        try:
+            policy = state.get("policy")
+            crf = cls(state["features"], None if policy is None else policy_from_state(policy))
+        except (TypeError, ValueError, KeyError, IndexError) as e:
+            raise ValueError(f"{path}: {e}") from None
         with torch.no_grad():
             if (
                 state["field"].shape != crf.field.shape

@@ -65,7 +65,7 @@ def labelled_positions(
     crf: TerritoryCRF, colour: np.ndarray, to_move: np.ndarray, owner: np.ndarray, size: int
 ) -> LabelledPositions:
     """colour int8[P, N] and owner int8[P, N] (+1 black, -1 white), to_move int8[P] (+1 black)."""
-    fi, ei = batch_features(crf.fs, colour, to_move, size)
+    fi, ei = batch_features(crf.fs, colour, to_move, size, crf.player())
     labels = (owner.astype(np.int8) * to_move.astype(np.int8)[:, None]).astype(np.int8)
     return LabelledPositions(
         torch.from_numpy(fi), torch.from_numpy(ei), torch.from_numpy(labels), size

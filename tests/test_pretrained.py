@@ -75,7 +75,8 @@ def test_predict_with_no_model_uses_the_shipped_one(tmp_path):
 def test_the_shipped_territory_model_sees_who_walled_off_what():
     """The shipped CRF on a 19x19 board split by two walls: each side owns its own."""
     crf = TerritoryCRF.default()
-    assert crf.features == "mc16" and crf.independent and crf.meta["train_games"] > 1000
+    assert crf.features == "pmc8" and crf.independent and crf.meta["train_games"] > 1000
+    assert crf.policy is not None and crf.meta["policy"] == "shipped"
     size = 19
     points = np.zeros(size * size, np.int8)
     points[[r * size + 5 for r in range(size)]] = 1  # black wall on column F

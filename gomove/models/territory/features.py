@@ -41,11 +41,12 @@ Feature sets (``FEATURE_SETS``):
   learned parameters smooth their noise and correct their bias (uniform
   playouts kill groups that live). The labels' settle playouts in their place
   measured no better (docs/territory.md) at twice the time.
-- ``pmc4``, ``pmc6``, ``pmc8``: the same from 4, 6 or 8 playouts of a light pattern
-  policy (gomove.playout.pattern; the model carries the policy's gammas,
-  gomove.models.territory.crf). A policy playout costs about 2.5 uniform ones (plus
-  setting up the policy's state once a position), and its games end more as experts'
-  do: 8 of them measured better than 16 uniform ones (docs/territory.md).
+- ``pmc4``, ``pmc6``, ``pmc8``, ``pmc12``: the same from 4, 6, 8 or 12 playouts of a
+  light pattern policy (gomove.playout.pattern; the model carries the policy's
+  gammas, gomove.models.territory.crf). A policy playout costs about 2.5 uniform ones
+  (plus setting up the policy's state once a position), and its games end more as
+  experts' do: 4 of them measured as well as 16 uniform ones, 12 as well as 500
+  (docs/territory.md).
 
 Points are flat, index r * size + c in sgfmill's (row, col) order; ``grid_edges``
 lists each neighbour pair once.
@@ -100,7 +101,7 @@ FEATURE_SETS = {
     "rich": FeatureSet("rich", N_RICH_FIELD, N_RICH_COUPLING, 4, 1),
     "wide": FeatureSet("wide", N_WIDE_FIELD, N_WIDE_COUPLING, 4 + N_OFFSETS + 2, 2),
 }
-for _prefix, _counts in (("mc", (8, 16, 32)), ("pmc", (4, 6, 8))):
+for _prefix, _counts in (("mc", (8, 16, 32)), ("pmc", (4, 6, 8, 12))):
     for _n in _counts:
         FEATURE_SETS[f"{_prefix}{_n}"] = FeatureSet(
             f"{_prefix}{_n}",

@@ -18,7 +18,7 @@ CHAINS = ("persistent", "labels")
 class TerritoryConfig:
     """What the CRF learns and how (gomove.train.territory.fit). The defaults are the
     recipe of the shipped model, chosen on the validation month (docs/territory.md):
-    the pmc8 features (8 playouts of the shipped light policy a position beside the
+    the pmc12 features (12 playouts of the shipped light policy a position beside the
     static reading), fields only, by their exact likelihood. The joint models (ml, pl) measure worse
     on each point's owner: longer pseudo-likelihood training, or faster ML, overfits
     the couplings and the model magnetizes (whole regions flip together and the
@@ -26,7 +26,7 @@ class TerritoryConfig:
     persistent ML at lr 0.005 (``territory.method=ml territory.features=wide``).
 
     features: "stern", "rich", "wide", "mc8", "mc16", "mc32" (uniform playouts), or
-        "pmc4", "pmc6", "pmc8" (pattern-policy playouts)
+        "pmc4", "pmc6", "pmc8", "pmc12" (pattern-policy playouts)
         (gomove.models.territory.features).
     policy: the pmc features' playout policy, a policy.npz (null: the shipped light
         policy); the model keeps a copy of its gammas.
@@ -57,7 +57,7 @@ class TerritoryConfig:
         against 93.7% (64, 128), 89.8% (32), 84.2% (16), 80.4% without a judge.
     """
 
-    features: str = "pmc8"
+    features: str = "pmc12"
     policy: str | None = None
     method: str = "independent"
     pl_epochs: int = 2

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -52,28 +53,11 @@ class PatternPolicy(LightGammas):
             self._tables = build_tables(self)
         return self._tables
 
-    def player(
-        self,
-        check: bool = False,
-        replies: np.ndarray | None = None,
-        tactics: float = 0.0,
-        nakade: float = 0.0,
-        selfatari_max: int = 0,
-        local: float = 0.0,
-        local_min: float = 4.0,
-    ) -> PatternPlayer:
-        """This policy for the playout driver; with check, errors[0] counts the mismatches
-        of the incremental state (gomove.playout.pattern.check); replies: a table of last
-        good replies the playouts answer by (gomove.playout.pattern.replies; None: off);
-        tactics: the probability of a tactical answer (gomove.playout.pattern.tactics);
-        nakade: the probability of an eye space's vital point (gomove.playout.pattern.nakade);
-        selfatari_max: a drawn move never leaves more stones in atari (0: no limit;
-        gomove.board.board.big_self_atari); local: the probability of a good-shape
-        answer next to the last two moves, a good shape's 3x3 gamma at least local_min
-        times the open point's (gomove.playout.pattern.local)."""
-        return pattern_player(
-            self.tables(), check, replies, tactics, nakade, selfatari_max, local, local_min
-        )
+    def player(self, check: bool = False, **options: Any) -> PatternPlayer:
+        """This policy for the playout driver: pattern_player of its tables, with check and
+        the options (replies, tactics, nakade, selfatari_max, local, local_min) that
+        gomove.playout.pattern.playout.pattern_player describes."""
+        return pattern_player(self.tables(), check, **options)
 
     def run_playouts(
         self,

@@ -63,7 +63,7 @@ class TerritoryEstimate:
         return 2.0 * self.black - 1.0
 
 
-def policy_state(policy: LightGammas) -> dict[str, torch.Tensor]:
+def policy_tensors(policy: LightGammas) -> dict[str, torch.Tensor]:
     """A light policy's gammas as crf.pt keeps them: the 3x3 patterns' (about 95% of them
     1, the neutral gamma) as the indices and values of the others, the rest whole."""
     state = {f.name: torch.from_numpy(np.asarray(getattr(policy, f.name), np.float64))
@@ -75,8 +75,8 @@ def policy_state(policy: LightGammas) -> dict[str, torch.Tensor]:
     return state
 
 
-def policy_from_state(state: dict[str, torch.Tensor]) -> LightGammas:
-    """The LightGammas that policy_state wrote (ValueError or TypeError when malformed)."""
+def policy_from_tensors(state: dict[str, torch.Tensor]) -> LightGammas:
+    """The LightGammas that policy_tensors wrote (ValueError or TypeError when malformed)."""
     parts = {k: v.numpy() for k, v in state.items() if not k.startswith("pattern_")}
     pattern = np.ones(int(state["pattern_size"]), np.float64)
     pattern[state["pattern_index"].numpy()] = state["pattern_value"].numpy()
@@ -194,7 +194,7 @@ class TerritoryCRF(torch.nn.Module):
         if self.judge is not None:
             state["judge"] = self.judge.state()
         if self.policy is not None:
-            state["policy"] = policy_state(self.policy)
+            state["policy"] = policy_tensors(self.policy)
         atomic_write(path, lambda f: torch.save(state, f))
         return Path(path)
 
@@ -222,7 +222,7 @@ class TerritoryCRF(torch.nn.Module):
             )
         try:
             policy = state.get("policy")
-            crf = cls(state["features"], None if policy is None else policy_from_state(policy))
+            crf = cls(state["features"], None if policy is None else policy_from_tensors(policy))
         except (TypeError, ValueError, KeyError, IndexError) as e:
             raise ValueError(f"{path}: {e}") from None
         with torch.no_grad():

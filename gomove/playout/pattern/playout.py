@@ -80,9 +80,16 @@ def pattern_player(
     local: float = 0.0,
     local_min: float = 4.0,
 ) -> PatternPlayer:
-    """The PatternPlayer of tables, its arguments checked (gomove.playout.policy's
-    PatternPolicy.player says what each does); the defaults play the policy's own draws
-    and nothing else."""
+    """The PatternPlayer of tables for the playout driver, its arguments checked; the
+    defaults play the policy's own draws and nothing else. With check, errors[0] counts
+    the mismatches of the incremental state (gomove.playout.pattern.check); replies: a
+    table of last good replies the playouts answer by (gomove.playout.pattern.replies;
+    None: off); tactics: the probability of a tactical answer
+    (gomove.playout.pattern.tactics); nakade: the probability of an eye space's vital
+    point (gomove.playout.pattern.nakade); selfatari_max: a drawn move never leaves more
+    stones in atari (0: no limit; gomove.board.board.big_self_atari); local: the
+    probability of a good-shape answer next to the last two moves, a good shape's 3x3
+    gamma at least local_min times the open point's (gomove.playout.pattern.local)."""
     for name, p in (("tactics", tactics), ("nakade", nakade), ("local", local)):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"{name} is a probability in [0, 1], not {p}")

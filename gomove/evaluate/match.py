@@ -281,8 +281,9 @@ def run_match(
                 try:
                     r = play_game(i, gm, op, size, komi)
                 except (RuntimeError, OSError, ValueError) as e:  # a crashed engine: restart both
-                    with lock:
+                    with lock:  # written at once, so that an interrupted run keeps it
                         errors.append(f"game {i}: {type(e).__name__}: {e}")
+                        atomic_write_text(out / "errors.txt", "\n".join(sorted(errors)) + "\n")
                     gm.close()
                     op.close()
                     gm = GtpClient(gomove_cmd, out / f"gomove-{w}.stderr", envs[0])
@@ -305,8 +306,6 @@ def run_match(
         t.start()
     for t in threads:
         t.join()
-    if errors:
-        atomic_write_text(out / "errors.txt", "\n".join(sorted(errors)) + "\n")
     return [done[i] for i in sorted(done)]
 
 

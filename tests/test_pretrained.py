@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gomove import pretrained
-from gomove.board.board import BLACK, board_from_points, new_board, play
+from gomove.board.board import BLACK, WHITE, board_from_points, new_board, play
 from gomove.board.coords import gtp_to_loc
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.predict import Predictor
@@ -81,7 +81,7 @@ def test_the_shipped_territory_model_sees_who_walled_off_what():
     points = np.zeros(size * size, np.int8)
     points[[r * size + 5 for r in range(size)]] = 1  # black wall on column F
     points[[r * size + 13 for r in range(size)]] = -1  # white wall on column O
-    for to_move in (BLACK, 2):  # each wall's side is its own, whoever is to move (its
+    for to_move in (BLACK, WHITE):  # each wall's side is its own, whoever is to move (its
         # policy playouts let the mover invade a 5-line area now and then: not 0.9+)
         est = crf.predict(board_from_points(points, size, to_move), to_move, komi=6.5)
         assert est.black[:, :5].mean() > 0.85 and est.black[:, 14:].mean() < 0.15

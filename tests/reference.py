@@ -186,18 +186,23 @@ def bt_log_likelihood(log_gamma, batches) -> float:
     return total
 
 
-def bt_log_prior(log_gamma) -> float:
-    """One virtual win and one virtual loss of every level but 0 against gamma 1."""
+def bt_log_prior(log_gamma, prior_wins: float = 1.0) -> float:
+    """prior_wins virtual wins and as many virtual losses of every level but 0 against
+    gamma 1."""
     import math
 
-    return sum(math.log(g / (g + 1)) + math.log(1 / (g + 1)) for g in map(math.exp, log_gamma[1:]))
+    return sum(
+        prior_wins * math.log(g / (g + 1)) + prior_wins * math.log(1 / (g + 1))
+        for g in map(math.exp, log_gamma[1:])
+    )
 
 
-def mm_surrogate_gain(log_gamma, new_log_gamma, batches) -> float:
+def mm_surrogate_gain(log_gamma, new_log_gamma, batches, prior_wins: float = 1.0) -> float:
     """The rise of MM's minorizing function from log_gamma to new_log_gamma (Hunter
     2004): each log-sum log E_j at new gammas replaced by its tangent at the old ones,
     log E_j + (E_j' - E_j) / E_j, which lies above it, and each prior term
-    -2 log(1 + gamma) the same way; plain loops over positions, teams and levels."""
+    -2 a log(1 + gamma) the same way (a = prior_wins); plain loops over positions,
+    teams and levels."""
     import math
 
     old = [math.exp(v) for v in log_gamma]
@@ -209,15 +214,16 @@ def mm_surrogate_gain(log_gamma, new_log_gamma, batches) -> float:
         total += sum(new_log_gamma[f] - log_gamma[f] for f in teams[w])
         total -= (e_new - e_old) / e_old
     for i in range(1, len(old)):
-        total += new_log_gamma[i] - log_gamma[i] - 2.0 * (new[i] - old[i]) / (1.0 + old[i])
+        lin = new_log_gamma[i] - log_gamma[i] - 2.0 * (new[i] - old[i]) / (1.0 + old[i])
+        total += prior_wins * lin
     return total
 
 
-def mm_group_update(log_gamma, batches, offset: int, size: int):
+def mm_group_update(log_gamma, batches, offset: int, size: int, prior_wins: float = 1.0):
     """One MM update of the levels [offset, offset + size) by Coulom's formula
     gamma_i <- W_i / sum_j C_ij / E_j (Coulom 2007, 2.5.3), plus the prior's
-    virtual win and loss against gamma 1 (3.3), with plain loops over
-    positions, candidates and features.
+    virtual wins and losses against gamma 1 (3.3: one of each; here prior_wins),
+    with plain loops over positions, candidates and features.
 
     Returns (new log-gammas, W, denominators) as lists; W and the
     denominators are indexed like log_gamma and leave out the prior.
@@ -239,8 +245,8 @@ def mm_group_update(log_gamma, batches, offset: int, size: int):
                 denom[i] += mates / e
     new = list(log_gamma)
     for i in range(offset, offset + size):
-        w_i = wins[i] + 1.0  # the virtual win
-        d_i = denom[i] + 2.0 / (gamma[i] + 1.0)  # two virtual games: C = 1, E = gamma + 1
+        w_i = wins[i] + prior_wins  # the virtual wins
+        d_i = denom[i] + 2.0 * prior_wins / (gamma[i] + 1.0)  # virtual games: C = 1, E = gamma + 1
         new[i] = math.log(w_i / d_i)
     return new, wins, denom
 

@@ -134,10 +134,11 @@ def test_collapse_scores_the_chain_teams(extracted, hier):
             torch.testing.assert_close(p, q)
 
 
-def test_mm_equals_the_chain_oracle(extracted, hier):
+@pytest.mark.parametrize("prior_wins", [1.0, 3.0])
+def test_mm_equals_the_chain_oracle(extracted, hier, prior_wins):
     ds, ex = extracted
     f = ex.registry.n_features
-    cfg = MMConfig(max_iters=3, tol=0.0)
+    cfg = MMConfig(max_iters=3, tol=0.0, prior_wins=prior_wins)
     batch, groups = radius_batch(ds, hier)
     oracle, hist = fit_gammas(PaddedMM([batch], CPU, groups), f, groups, cfg, progress=False)
     model, history = train_mm(

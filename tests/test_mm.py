@@ -27,18 +27,20 @@ CPU = torch.device("cpu")
 T = torch.from_numpy  # the MM loop's statistics and updates are numpy
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_group_update_matches_reference(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "prior_wins"), [(0, 1.0), (1, 1.0), (2, 1.0), (3, 4.0)])
+def test_group_update_matches_reference(seed: int, prior_wins: float) -> None:
     """For every group: W_i, the denominators sum_j C_ij / E_j and the updated
-    log-gammas equal the loop oracle; the log-likelihood and the prior too."""
+    log-gammas equal the loop oracle; the log-likelihood and the prior too, with
+    Coulom's prior (one virtual win and loss) and a stronger one."""
     groups = make_groups([3, 5, 4])
     n_features = 1 + 3 + 5 + 4
     log_gamma = random_log_gamma(n_features, seed)
     data = make_data(log_gamma, groups, n_batches=3, batch_size=6, max_cands=9, seed=seed)
     for g, (_, offset, size) in enumerate(groups):
         stats = collect_stats(log_gamma, data, [g], CPU)
-        new = mm_update(log_gamma.numpy(), stats.wins, stats.denom, offset, size)
-        ref_new, ref_wins, ref_denom = ref.mm_group_update(log_gamma.tolist(), data, offset, size)
+        new = mm_update(log_gamma.numpy(), stats.wins, stats.denom, offset, size, prior_wins)
+        lg = log_gamma.tolist()
+        ref_new, ref_wins, ref_denom = ref.mm_group_update(lg, data, offset, size, prior_wins)
         sl = slice(offset, offset + size)
         want = torch.tensor(ref_new, dtype=torch.float64)
         assert_close(T(stats.wins[sl]), torch.tensor(ref_wins, dtype=torch.float64)[sl])
@@ -46,9 +48,10 @@ def test_group_update_matches_reference(seed: int) -> None:
         assert_close(T(new), want)
         assert new[0] == 0.0
         assert_close(stats.log_likelihood, ref.bt_log_likelihood(log_gamma.tolist(), data))
-        bound = mm_bound(log_gamma.numpy(), stats.wins, stats.denom, offset, size)
-        assert_close(bound, ref.mm_surrogate_gain(log_gamma.tolist(), ref_new, data))
-    assert_close(log_prior(log_gamma.numpy()), ref.bt_log_prior(log_gamma.tolist()))
+        bound = mm_bound(log_gamma.numpy(), stats.wins, stats.denom, offset, size, prior_wins)
+        assert_close(bound, ref.mm_surrogate_gain(lg, ref_new, data, prior_wins))
+    lp = log_prior(log_gamma.numpy(), prior_wins)
+    assert_close(lp, ref.bt_log_prior(log_gamma.tolist(), prior_wins))
 
 
 def test_all_columns_in_one_pass_equal_one_column_passes() -> None:
@@ -167,6 +170,30 @@ def test_unseen_levels_stay_at_prior() -> None:
     assert model.log_gamma[7] == 0.0
     assert model.log_gamma[0] == 0.0
     assert (model.log_gamma[1:7] != 0.0).all()
+
+
+def test_stronger_prior_is_the_fixed_point_and_shrinks() -> None:
+    """With prior_wins = 6 the loop converges to the fixed point of that prior's
+    update (not Coulom's), its log-posterior never falls, and the levels sit
+    nearer gamma 1 than under Coulom's prior on the same small data."""
+    groups = make_groups([3, 4])
+    truth = random_log_gamma(8, 11, 1.5)
+    data = make_data(truth, groups, n_batches=2, batch_size=20, max_cands=8, seed=11)
+    fits = {}
+    for a in (1.0, 6.0):
+        cfg = MMConfig(max_iters=200, tol=1e-10, prior_wins=a)
+        model, history = train_mm(data, 8, groups, cfg, "cpu", progress=False)
+        lps = [h["log_posterior"] for h in history]
+        assert all(b >= x - 1e-12 for x, b in itertools.pairwise(lps))
+        lg = model.log_gamma.numpy()
+        for g, (_, offset, size) in enumerate(groups):
+            stats = collect_stats(model.log_gamma, data, [g], CPU)
+            again = mm_update(lg, stats.wins, stats.denom, offset, size, a)
+            np.testing.assert_allclose(again, lg, atol=1e-4)
+        fits[a] = np.abs(lg[1:])
+    assert fits[6.0].sum() < 0.8 * fits[1.0].sum()
+    with pytest.raises(ValueError, match="prior_wins"):
+        MMConfig(prior_wins=0.0).validate()
 
 
 def test_model_scoring_and_state_dict() -> None:

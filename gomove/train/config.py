@@ -133,6 +133,9 @@ class MMConfig(EngineConfig):
         ~10x faster than padded batches).
     team_dtype: "float32" or "float64", the cached team strengths of the CPU
         engine (gomove.train.mm.compiled.NumbaMM); sums are float64 either way.
+    prior_wins: the prior's virtual wins of every gamma, and as many losses, against
+        gamma 1 (gomove.train.mm.loop.log_prior; Coulom's 1). More hold rarely seen
+        patterns nearer 1, or with ``features.shapes=all`` nearer their parents.
     engine, calibrate, calibrate_by: EngineConfig's (engines: gomove.train.mm.compiled,
         gomove.train.mm.tensor).
     """
@@ -143,9 +146,12 @@ class MMConfig(EngineConfig):
     schedule: str = "cyclic"
     order: str = "size"
     team_dtype: str = "float32"
+    prior_wins: float = 1.0
 
     def validate(self) -> None:
         super().validate()
+        if not self.prior_wins > 0:
+            raise ValueError(f"prior_wins must be positive, not {self.prior_wins}")
         if self.schedule not in MM_SCHEDULES:
             raise ValueError(f"schedule must be 'cyclic' or 'greedy', not {self.schedule!r}")
         if self.order not in MM_ORDERS:

@@ -102,25 +102,32 @@ def softplus(x: np.ndarray) -> np.ndarray:
     return np.logaddexp(0.0, x)
 
 
-def log_prior(log_gamma: np.ndarray) -> float:
+def log_prior(log_gamma: np.ndarray, wins: float = 1.0) -> float:
     """log P(virtual results | gamma), summed over every level but ``none``.
 
-    Each level i wins once and loses once against gamma 1 (Coulom 2007, 3.3):
-    log(g / (g + 1)) + log(1 / (g + 1)) = log g - 2 log(1 + g).
-    Levels with no data sit at its maximum, gamma = 1.
+    Each level i wins ``wins`` times and loses as often against gamma 1 (Coulom
+    2007, 3.3, has one of each): wins * (log g - 2 log(1 + g)). Levels with no
+    data sit at its maximum, gamma = 1; more virtual games hold a rarely seen
+    level nearer it (with all pattern sizes: nearer its parent's value).
     """
     lg = np.asarray(log_gamma, dtype=np.float64)[1:]
-    return float((lg - 2.0 * softplus(lg)).sum())
+    return float(wins * (lg - 2.0 * softplus(lg)).sum())
 
 
 def mm_update(
-    log_gamma: np.ndarray, wins: np.ndarray, denom: np.ndarray, offset: int, size: int
+    log_gamma: np.ndarray,
+    wins: np.ndarray,
+    denom: np.ndarray,
+    offset: int,
+    size: int,
+    prior_wins: float = 1.0,
 ) -> np.ndarray:
     """One MM batch update of the group at ``[offset, offset + size)``; returns new log_gamma.
 
     gamma_i <- W_i / sum_j C_ij / E_j (Coulom 2007, 2.5.3), with the prior's
-    virtual games added: one win (W_i += 1) and two games against gamma 1 with
-    C = 1 and E = gamma_i + 1 (denominator += 2 / (gamma_i + 1)). wins and denom
+    virtual games added: prior_wins wins (W_i += prior_wins) and twice as many games
+    against gamma 1 with C = 1 and E = gamma_i + 1 (denominator += 2 prior_wins /
+    (gamma_i + 1)); Coulom's prior is prior_wins = 1. wins and denom
     must be a pass's statistics at this same log_gamma. Every other index,
     including 0, is copied unchanged.
     """
@@ -128,15 +135,20 @@ def mm_update(
         raise ValueError(f"group range [{offset}, {offset + size}) outside [1, {len(log_gamma)})")
     sl = slice(offset, offset + size)
     lg = log_gamma[sl]
-    w = wins[sl] + 1.0
-    d = denom[sl] + 2.0 * np.exp(-softplus(lg))  # 2 / (gamma + 1)
+    w = wins[sl] + prior_wins
+    d = denom[sl] + 2.0 * prior_wins * np.exp(-softplus(lg))  # 2 a / (gamma + 1)
     out = log_gamma.copy()
     out[sl] = np.log(w) - np.log(d)
     return out
 
 
 def mm_bound(
-    log_gamma: np.ndarray, wins: np.ndarray, denom: np.ndarray, offset: int, size: int
+    log_gamma: np.ndarray,
+    wins: np.ndarray,
+    denom: np.ndarray,
+    offset: int,
+    size: int,
+    prior_wins: float = 1.0,
 ) -> float:
     """The log-posterior gain MM's update of the group at ``[offset, offset + size)``
     guarantees (its minorizer's rise; not divided by the positions).
@@ -148,8 +160,8 @@ def mm_bound(
     """
     sl = slice(offset, offset + size)
     lg = log_gamma[sl]
-    w = wins[sl] + 1.0
-    d = denom[sl] + 2.0 * np.exp(-softplus(lg))
+    w = wins[sl] + prior_wins
+    d = denom[sl] + 2.0 * prior_wins * np.exp(-softplus(lg))
     new = np.log(w) - np.log(d)
     return float((w * (new - lg) - w + np.exp(lg) * d).sum())
 
@@ -189,6 +201,7 @@ def fit_gammas(
         if offset < 1 or offset + size > n_features:
             raise ValueError(f"group {name!r} [{offset}, {offset + size}) not in [1, {n_features})")
     greedy = cfg.schedule == "greedy"
+    a = cfg.prior_wins
     log_gamma = np.zeros(n_features, dtype=np.float64)
     report = report or (lambda row, lg: None)
 
@@ -200,7 +213,7 @@ def fit_gammas(
         stats = passes.collect(log_gamma, (active[0],))  # both schedules start there
         if stats.n_positions == 0:
             raise ValueError("no training positions")
-        lp = stats.log_likelihood + log_prior(log_gamma)
+        lp = stats.log_likelihood + log_prior(log_gamma, a)
         gains = {g: math.inf for g in active}
         bounds = dict(gains)  # each group's last guaranteed gain (greedy's choice)
         nxt = active[0]  # the group the statistics in hand are for
@@ -232,13 +245,13 @@ def fit_gammas(
             g = nxt
             _, offset, size = groups[g]
             inner.set_postfix(group=groups[g][0])
-            bounds[g] = mm_bound(log_gamma, stats.wins, stats.denom, offset, size) / n
-            log_gamma = mm_update(log_gamma, stats.wins, stats.denom, offset, size)
+            bounds[g] = mm_bound(log_gamma, stats.wins, stats.denom, offset, size, a) / n
+            log_gamma = mm_update(log_gamma, stats.wins, stats.denom, offset, size, a)
             trail.append((g, log_gamma[offset : offset + size].copy()))
             # the next pass gathers what the next update needs and measures this one
             nxt = _choose(bounds, active) if greedy else active[(u + 1) % len(active)]
             stats = passes.collect(log_gamma, (nxt,))
-            new_lp = stats.log_likelihood + log_prior(log_gamma)
+            new_lp = stats.log_likelihood + log_prior(log_gamma, a)
             gains[g], lp = (new_lp - lp) / n, new_lp
             updated.append(g)
         inner.close()

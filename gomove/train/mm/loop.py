@@ -102,16 +102,25 @@ def softplus(x: np.ndarray) -> np.ndarray:
     return np.logaddexp(0.0, x)
 
 
-def log_prior(log_gamma: np.ndarray, wins: float = 1.0) -> float:
+def log_prior(log_gamma: np.ndarray, prior_wins: float = 1.0) -> float:
     """log P(virtual results | gamma), summed over every level but ``none``.
 
-    Each level i wins ``wins`` times and loses as often against gamma 1 (Coulom
-    2007, 3.3, has one of each): wins * (log g - 2 log(1 + g)). Levels with no
+    Each level i wins ``prior_wins`` times and loses as often against gamma 1 (Coulom
+    2007, 3.3, has one of each): prior_wins * (log g - 2 log(1 + g)). Levels with no
     data sit at its maximum, gamma = 1; more virtual games hold a rarely seen
     level nearer it (with all pattern sizes: nearer its parent's value).
     """
     lg = np.asarray(log_gamma, dtype=np.float64)[1:]
-    return float(wins * (lg - 2.0 * softplus(lg)).sum())
+    return float(prior_wins * (lg - 2.0 * softplus(lg)).sum())
+
+
+def _with_prior(
+    log_gamma: np.ndarray, wins: np.ndarray, denom: np.ndarray, sl: slice, prior_wins: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(log-gammas, wins, denominators) of the levels in sl with the prior's virtual games
+    added: prior_wins wins and 2 prior_wins games against gamma 1 (C = 1, E = gamma + 1)."""
+    lg = log_gamma[sl]
+    return lg, wins[sl] + prior_wins, denom[sl] + 2.0 * prior_wins * np.exp(-softplus(lg))
 
 
 def mm_update(
@@ -134,9 +143,7 @@ def mm_update(
     if offset < 1 or offset + size > log_gamma.shape[0]:
         raise ValueError(f"group range [{offset}, {offset + size}) outside [1, {len(log_gamma)})")
     sl = slice(offset, offset + size)
-    lg = log_gamma[sl]
-    w = wins[sl] + prior_wins
-    d = denom[sl] + 2.0 * prior_wins * np.exp(-softplus(lg))  # 2 a / (gamma + 1)
+    _, w, d = _with_prior(log_gamma, wins, denom, sl, prior_wins)
     out = log_gamma.copy()
     out[sl] = np.log(w) - np.log(d)
     return out
@@ -158,10 +165,7 @@ def mm_bound(
     change by sum_i w_i log(gamma_i' / gamma_i) - (gamma_i' - gamma_i) d_i, which
     is >= 0 and 0 exactly at a fixed point of the group.
     """
-    sl = slice(offset, offset + size)
-    lg = log_gamma[sl]
-    w = wins[sl] + prior_wins
-    d = denom[sl] + 2.0 * prior_wins * np.exp(-softplus(lg))
+    lg, w, d = _with_prior(log_gamma, wins, denom, slice(offset, offset + size), prior_wins)
     new = np.log(w) - np.log(d)
     return float((w * (new - lg) - w + np.exp(lg) * d).sum())
 

@@ -221,6 +221,8 @@ def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict
             "train_positions": sum(rank_positions),
             "train_games": sum(rank_games),
             "iterations": len(history) - 1,
+            # the epoch whose parameters the model has (model.keep_best), else the last
+            "kept_iter": history[-1].get("kept_iter", history[-1].get("iter")) if history else None,
             "peak_rss_mb": peak_rss_mb(),
             "world_size": world.size,
             "rank_positions": rank_positions,

@@ -163,6 +163,8 @@ class MMConfig(EngineConfig):
 SCHEDULES = ("constant", "cosine", "step")
 OPTIMIZERS = ("adam", "sgd")
 INITS = ("random", "mm")
+# the validation measures an SGD run may keep its best epoch by (higher is better)
+KEEP_BEST = ("top1", "log_evidence")
 
 
 @dataclass
@@ -183,6 +185,9 @@ class SGDConfig(EngineConfig):
     init_checkpoint (a model.pt to start from; overrides init), init_std (of v).
     sample: 0 for the full gradient, S > 0 for the sampled gradient (fbt only).
     optimizer: "adam" or "sgd" (with ``momentum``, Nesterov when momentum > 0).
+    keep_best: None keeps the last epoch's parameters; "top1" or "log_evidence" keeps
+    those of the epoch (the start included) best by that validation measure, so that
+    a run trained past its best does not ship an over-fitted model (needs data.val).
     seed: parameters, shuffling, sampling.
     flat: the flat layout (false: padded batches and torch.optim, any device).
     engine, calibrate, calibrate_by: EngineConfig's (engines: gomove.train.sgd.compiled,
@@ -207,6 +212,7 @@ class SGDConfig(EngineConfig):
     sample: int = 0
     optimizer: str = "adam"
     momentum: float = 0.9
+    keep_best: str | None = None
 
     def validate(self) -> None:
         super().validate()
@@ -221,6 +227,10 @@ class SGDConfig(EngineConfig):
         ):
             if value not in allowed:
                 raise ValueError(f"{key} must be one of {allowed}, not {value!r}")
+        if self.keep_best is not None and self.keep_best not in KEEP_BEST:
+            raise ValueError(
+                f"keep_best must be null or one of {KEEP_BEST}, not {self.keep_best!r}"
+            )
         if self.k < 0 or self.sample < 0 or self.epochs < 0:
             raise ValueError("k, sample and epochs must be >= 0")
         if self.batch_size is not None and self.batch_size < 1:

@@ -219,6 +219,10 @@ def train_sgd(
     them), validation and the model returned the effective ones, a largest-only model.
     """
     cfg.validate()
+    if cfg.keep_best is not None and validate is None:
+        raise ValueError(
+            f"model.keep_best={cfg.keep_best} picks an epoch by validation: set data.val"
+        )
     device = resolve_device(device)
     torch.manual_seed(cfg.seed)
     flat = isinstance(data, FlatData)
@@ -268,6 +272,7 @@ def train_sgd(
     def effective() -> FactorizationBT:
         return model if hierarchy is None else collapse(model, hierarchy)
 
+    best = _BestEpoch(cfg.keep_best)
     if state is None:
         t0, c0 = time.perf_counter(), time.process_time()
         sums = _Sums()
@@ -275,14 +280,16 @@ def train_sgd(
             sums.add(*steps.measure(batch))
         history = [sums.row(0, t0, c0, cfg.lr * lr_factor(cfg, 0))]
         _report(history[-1], effective(), validate, writer)
+        best.see(history[-1], model)
         seen = 0  # positions trained on (the schedule's clock)
-        _save(checkpoint, model, steps, history, seen)
+        _save(checkpoint, model, steps, history, seen, best)
     else:
         model.load_saved(state["model"])
         steps.load_state_dict(state["steps"])
         torch.set_rng_state(state["torch_rng"])
         np.random.set_state(state["numpy_rng"])
         history, seen = state["history"], state["seen"]
+        best.load_state_dict(state.get("best"))
         log.info("%s: resumed after epoch %d", cfg.name, history[-1]["iter"])
 
     first = history[-1]["iter"] + 1
@@ -303,9 +310,11 @@ def train_sgd(
         row = sums.row(epoch, t0, c0, lr)
         history.append(row)
         _report(row, effective(), validate, writer)
-        _save(checkpoint, model, steps, history, seen)
+        best.see(row, model)
+        _save(checkpoint, model, steps, history, seen, best)
         bar.set_postfix(loss=f"{row['loss']:.4f}", ll=f"{row['log_likelihood']:.4f}")
     bar.close()
+    best.restore(model, history, cfg.name)
     model = effective()
     model.eval()
     return model, history
@@ -317,21 +326,65 @@ def _save(
     steps: CompiledSGD | TorchSGD | _PaddedSteps,
     history: list[dict[str, Any]],
     seen: int,
+    best: _BestEpoch,
 ) -> None:
     """Save what the loop carries after an epoch: parameters, the engine's optimizer
-    and generators, the global RNGs (seeded too), history and positions seen."""
+    and generators, the global RNGs (seeded too), history, positions seen and the best
+    epoch so far (model.keep_best)."""
     if checkpoint is None:
         return
     checkpoint.save(
         {
-            "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+            "model": _copy(model),
             "steps": steps.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "numpy_rng": np.random.get_state(),
             "history": history,
             "seen": seen,
+            "best": best.state_dict(),
         }
     )
+
+
+def _copy(model: FactorizationBT) -> dict[str, torch.Tensor]:
+    """The model's parameters, copied to the CPU (the engines go on updating theirs)."""
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+class _BestEpoch:
+    """The parameters of the epoch best by one validation measure (model.keep_best).
+
+    ``see`` each reported row (the start's too); ``restore`` loads the best epoch's
+    parameters into the model once training ends and records it in the last row as
+    ``kept_iter``. A None measure keeps nothing: the last epoch is the model."""
+
+    def __init__(self, measure: str | None) -> None:
+        self.key = None if measure is None else f"val_{measure}"
+        self.iter: int | None = None
+        self.score = -math.inf
+        self.params: dict[str, torch.Tensor] | None = None
+
+    def see(self, row: dict[str, Any], model: FactorizationBT) -> None:
+        if self.key is not None and row[self.key] > self.score:  # ties keep the earlier
+            self.iter, self.score, self.params = row["iter"], row[self.key], _copy(model)
+
+    def restore(self, model: FactorizationBT, history: list[dict[str, Any]], name: str) -> None:
+        if self.params is None:
+            return
+        if self.iter != history[-1]["iter"]:
+            model.load_saved(self.params)
+        history[-1]["kept_iter"] = self.iter
+        log.info("%s: keeping epoch %d, the best by %s (%.5f)", name, self.iter, self.key,
+                 self.score)  # fmt: skip
+
+    def state_dict(self) -> dict[str, Any] | None:
+        if self.params is None:
+            return None
+        return {"iter": self.iter, "score": self.score, "params": self.params}
+
+    def load_state_dict(self, state: dict[str, Any] | None) -> None:
+        if state is not None:
+            self.iter, self.score, self.params = state["iter"], state["score"], state["params"]
 
 
 class _PaddedSteps:

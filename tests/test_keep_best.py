@@ -7,7 +7,8 @@ Invariants checked:
   measure instead; None returns the last epoch, as before;
 - a run stopped after its best epoch and resumed keeps that epoch (the best
   parameters travel in the train state);
-- keep_best without validation data, or with an unknown measure, is refused;
+- keep_best without validation data, with an unknown measure, or under torchrun (where
+  rank 0 alone validates) is refused;
 - end to end, metrics.json names the kept epoch.
 """
 
@@ -24,6 +25,7 @@ from gomove.experiment.run import run
 from gomove.train.config import SGDConfig
 from gomove.train.resume import Resume
 from gomove.train.sgd.loop import train_sgd
+from gomove.train.world import World
 
 GROUPS = make_groups([5, 30, 3, 12])
 N_FEATURES = 51
@@ -93,11 +95,14 @@ def test_resumed_run_keeps_the_best_before_the_stop(data, tmp_path):
 
 
 def test_refused_without_validation_or_measure(data):
-    flat, _ = data
+    flat, real = data
     with pytest.raises(ValueError, match="data.val"):
         train_sgd(flat, N_FEATURES, SGDConfig(epochs=1, keep_best="top1"), progress=False)
     with pytest.raises(ValueError, match="keep_best"):
         SGDConfig(keep_best="top5").validate()
+    with pytest.raises(ValueError, match="torchrun"):  # rank 0 alone validates
+        train_sgd(flat, N_FEATURES, SGDConfig(epochs=1, keep_best="top1"), validate=real,
+                  progress=False, world=World(rank=0, size=2))  # fmt: skip
 
 
 def test_metrics_name_the_kept_epoch(games, tmp_path):

@@ -219,6 +219,10 @@ def train_sgd(
     them), validation and the model returned the effective ones, a largest-only model.
     """
     cfg.validate()
+    world = world or World()
+    if cfg.keep_best is not None and world.distributed:
+        # rank 0 alone validates; every rank scores its share of the test set
+        raise ValueError("model.keep_best picks an epoch on one process: run it without torchrun")
     if cfg.keep_best is not None and validate is None:
         raise ValueError(
             f"model.keep_best={cfg.keep_best} picks an epoch by validation: set data.val"
@@ -227,7 +231,6 @@ def train_sgd(
     torch.manual_seed(cfg.seed)
     flat = isinstance(data, FlatData)
     compiled = flat and compiled_engine(cfg.engine, device, "model.engine")
-    world = world or World()
     if world.distributed and not compiled:
         raise ValueError(
             "several processes train fbt/lfr on the numba engine: CPU, model.flat=true"

@@ -1,10 +1,12 @@
 """gomove bench gpu tried as before a GPU is lent: its torch rows on the CPU, over the
-embedded sample copied under the month archives' names."""
+embedded sample copied under the month archives' names; scripts/device_train.sh likewise."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,26 @@ def test_profile_only_writes_the_profile(tmp_path):
     text = (out.parent / "profile.txt").read_text()
     assert "== mm, 1 iteration" in text and "== fbt torch" in text
     assert "wall unprofiled" in text and "self_cpu_time_total" in text
+
+
+def test_device_train_script_links_the_months_and_resumes(tmp_path):
+    """scripts/device_train.sh in a checkout without ../shared: the carried months
+    stand in for the data (a link), the run's results land in OUT, and the same command
+    again resumes the finished run instead of training anew."""
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    script = repo / "scripts" / "device_train.sh"
+    shutil.copy(Path(__file__).resolve().parents[1] / "scripts" / "device_train.sh", script)
+    _months(repo / ".devdata")
+    shutil.copy(SAMPLES / "gnugo-test.zip", repo / ".devdata" / "tygem-9d-2006-05.zip")
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "RUN": str(tmp_path / "run")}
+    args = ["bash", str(script), "model=mm", "model.max_iters=2", "data.max_games=12",
+            "data.max_val_games=4", "data.max_test_games=4", "data.workers=1"]  # fmt: skip
+    first = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    assert (tmp_path / "shared" / "data").resolve() == (repo / ".devdata").resolve()
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert metrics["train_games"] == 12 and metrics["n_games"] == 4
+    again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0
+    assert "resumed after iteration 2" in again.stdout + again.stderr

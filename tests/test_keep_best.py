@@ -9,6 +9,8 @@ Invariants checked:
   parameters travel in the train state);
 - keep_best without validation data, with an unknown measure, or under torchrun (where
   rank 0 alone validates) is refused;
+- keep_best (as calibrate) without data.val fails when the config is read, before any
+  extraction;
 - end to end, metrics.json names the kept epoch.
 """
 
@@ -25,6 +27,7 @@ from gomove.experiment.run import run
 from gomove.train.config import SGDConfig
 from gomove.train.resume import Resume
 from gomove.train.sgd.loop import train_sgd
+from gomove.train.specs import model_config
 from gomove.train.world import World
 
 GROUPS = make_groups([5, 30, 3, 12])
@@ -113,3 +116,15 @@ def test_metrics_name_the_kept_epoch(games, tmp_path):
     saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert saved["kept_iter"] == metrics["kept_iter"]
     assert 0 <= saved["kept_iter"] <= 3
+
+
+@pytest.mark.parametrize(
+    "override, why",
+    [("model.keep_best=log_evidence", "keep_best"), ("model.calibrate=true", "temperature")],
+)
+def test_config_without_validation_fails_before_the_data(override, why):
+    cfg = cfg_of(["model=fbt", override])  # the embedded sample: data.val is null
+    assert cfg.data.val is None
+    with pytest.raises(ValueError, match=f"{why}.*set data.val"):
+        model_config(cfg)
+    assert model_config(cfg_of(["model=fbt", override, "data.val=${sample:gnugo-test.zip}"]))

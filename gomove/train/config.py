@@ -79,6 +79,11 @@ class ModelConfig:
     def validate(self) -> None:
         """Raise ValueError on a bad combination of fields (before any data is read)."""
 
+    def needs_validation(self) -> str | None:
+        """Why this config needs the validation set (data.val), None if it does not:
+        checked when the config is read, before the extraction (gomove.train.specs)."""
+        return None
+
 
 @dataclass
 class EngineConfig(ModelConfig):
@@ -96,6 +101,11 @@ class EngineConfig(ModelConfig):
     engine: str = "auto"
     calibrate: bool = False
     calibrate_by: str = "likelihood"
+
+    def needs_validation(self) -> str | None:
+        if self.calibrate:
+            return "model.calibrate=true fits a temperature on the validation set"
+        return None
 
     def validate(self) -> None:
         if self.engine not in ENGINES:
@@ -213,6 +223,11 @@ class SGDConfig(EngineConfig):
     optimizer: str = "adam"
     momentum: float = 0.9
     keep_best: str | None = None
+
+    def needs_validation(self) -> str | None:
+        if self.keep_best is not None:
+            return f"model.keep_best={self.keep_best} picks an epoch by validation"
+        return super().needs_validation()
 
     def validate(self) -> None:
         super().validate()

@@ -131,9 +131,7 @@ def calibrated(
     if not cfg.calibrate:
         return model, history
     if ctx.val_data is None:
-        raise ValueError(
-            "model.calibrate=true fits a temperature on the validation set: set data.val"
-        )
+        raise ValueError(f"{cfg.needs_validation()}: set data.val")
     model, tau, floor = calibrate(model, ctx.val_data, cfg.calibrate_by)
     history[-1]["temperature"] = tau
     history[-1]["floor"] = floor
@@ -247,10 +245,14 @@ def model_spec(name: str) -> ModelSpec:
 
 
 def model_config(cfg: DictConfig) -> ModelConfig:
-    """cfg.model as its spec's schema, checked (a bad combination fails before any work)."""
+    """cfg.model as its spec's schema, checked (a bad combination fails before any work,
+    a config that needs data.val too when there is none)."""
     spec = model_spec(cfg.model.name)
     model_cfg = spec.config(**OmegaConf.to_container(cfg.model, resolve=True))
     model_cfg.validate()
+    why = model_cfg.needs_validation()
+    if why is not None and cfg.data.val is None:
+        raise ValueError(f"{why}: set data.val")
     return model_cfg
 
 

@@ -224,9 +224,7 @@ def train_sgd(
         # rank 0 alone validates; every rank scores its share of the test set
         raise ValueError("model.keep_best picks an epoch on one process: run it without torchrun")
     if cfg.keep_best is not None and validate is None:
-        raise ValueError(
-            f"model.keep_best={cfg.keep_best} picks an epoch by validation: set data.val"
-        )
+        raise ValueError(f"{cfg.needs_validation()}: set data.val")
     device = resolve_device(device)
     torch.manual_seed(cfg.seed)
     flat = isinstance(data, FlatData)

@@ -48,7 +48,7 @@ from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.protocol import parse_command, preprocess
 from gomove.play.gtp.server import answer, serve
 from gomove.play.ownership import crf_ownership, ownership
-from gomove.play.search.config import DEFAULT_TREE, SearchConfig, pachi_prior
+from gomove.play.search.config import DEFAULT_TREE, SearchConfig, pachi_prior, tree_settings
 from gomove.playout.policy import PatternPolicy
 
 
@@ -283,11 +283,17 @@ def test_tree_follows_the_board_size(runs):
     nearest = {9: 9, 13: 13, 19: 19, 7: 9, 15: 13, 17: 19}  # a size between: the nearer
     for size, measured in nearest.items():
         assert transcript(auto, f"boardsize {size}\n")[0] == "="
-        pachi = DEFAULT_TREE[measured] == "pachi"
-        assert (auto.search_cfg.prior_eqex == pachi_prior(size)["prior_eqex"]) == pachi
+        want = tree_settings(DEFAULT_TREE[measured], size)
+        assert {k: getattr(auto.search_cfg, k) for k in want} == want
+    pw19 = build_engine(ap.parse_args([*args, "--tree", "pachi-pw"]))
+    assert transcript(pw19, "boardsize 19\n")[0] == "="
+    assert pw19.search_cfg.pw_base == 40.0 and pw19.search_cfg.promote_at is None
+    assert pw19.search_cfg.prior_eqex == pachi_prior(19)["prior_eqex"]
     assert build_engine(ap.parse_args([*args, "--no-pw"])).sized is None
     with pytest.raises(ValueError, match="--tree pachi needs the full model"):
         build_engine(ap.parse_args([*args, "--pachi-prior", "--no-pw"]))
+    with pytest.raises(ValueError, match="--tree pachi-pw needs the full model"):
+        build_engine(ap.parse_args([*args, "--tree", "pachi-pw", "--no-pw"]))
     with pytest.raises(ValueError, match="--set"):
         build_engine(ap.parse_args([*args, "--pachi-prior", "--set", "prior_eqx=3"]))
 

@@ -11,15 +11,15 @@ The defaults are the strongest settings measured (docs/engine.md, docs/matches/)
 the shipped full model (--model) ranks the moves of the tree and gives their
 prior, the shipped light policy (--policy) plays the playouts, and the tree
 follows --tree auto: on 9x9 and 13x13 Pachi's prior with every move open
-(pachi_prior: 187/200 against GNU Go level 10 on 9x9), on 19x19 Coulom's
-progressive widening (12/30 at 30,000 simulations). Each part turns off on its
-own: --tree coulom or --tree pachi on every size, --no-pw (plain UCT: the model
-only in policy mode), --uniform or --policy none (uniform playouts), --model none
-(no model). Every SearchConfig field can be set with --set key=value, over the
-tree's settings (--set pw_base=40 --set promote_at=none: Coulom's schedule with
-Pachi's prior). --ownership crf (--territory PATH: another crf.pt) makes the
-ownership maps (gomove-ownership, kata-analyze's ownership, final_score's dead
-stones) with Stern's territory CRF instead of playouts.
+(pachi_prior: 187/200 against GNU Go level 10 on 9x9), on 19x19 Pachi's prior with
+Coulom's widening schedule (pachi_pw_prior: 60 of the first 96 games at 10,000
+simulations; Coulom's own tree 7/20). Each part turns off on its own: --tree coulom,
+--tree pachi or --tree pachi-pw on every size, --no-pw (plain UCT: the model only in
+policy mode), --uniform or --policy none (uniform playouts), --model none (no model).
+Every SearchConfig field can be set with --set key=value, over the tree's settings.
+--ownership crf (--territory PATH: another crf.pt) makes the ownership maps
+(gomove-ownership, kata-analyze's ownership, final_score's dead stones) with Stern's
+territory CRF instead of playouts.
 """
 
 from __future__ import annotations
@@ -69,8 +69,9 @@ def add_engine_args(ap: argparse.ArgumentParser) -> None:
                     help="any SearchConfig field")  # fmt: skip
     ap.add_argument("--tree", choices=("auto", *TREES), default="auto",
                     help="how the model steers the tree: auto (the strongest measured for the "
-                    "board size), pachi (Pachi's prior, every move open) or coulom (progressive "
-                    "widening)")  # fmt: skip
+                    "board size), pachi (Pachi's prior, every move open), pachi-pw (Pachi's prior, "
+                    "Coulom's widening schedule) or coulom (progressive widening, Coulom's "
+                    "priors)")  # fmt: skip
     ap.add_argument("--pachi-prior", dest="tree", action="store_const", const="pachi",
                     help="the same as --tree pachi")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
@@ -91,8 +92,10 @@ def engine_settings(
         base["playouts"] = "uniform"
     cfg = search_config(sets, base)
     if not cfg.pw:
-        if tree == "pachi":
-            raise ValueError("--tree pachi needs the full model in the tree (a model, no --no-pw)")
+        if tree.startswith("pachi"):
+            raise ValueError(
+                f"--tree {tree} needs the full model in the tree (a model, no --no-pw)"
+            )
         return cfg, None
     sized = partial(tree_config, sets, base, tree)
     sized(9), sized(13), sized(19)  # an error in --set shows now, not at boardsize

@@ -44,7 +44,7 @@ from gomove.play.analysis.engine import AnalysisEngine
 from gomove.play.analysis.server import serve
 from gomove.play.ownership import ownership
 from gomove.play.predict import Predictor
-from gomove.play.search.config import SearchConfig, pachi_prior
+from gomove.play.search.config import SearchConfig, pachi_prior, pachi_pw_prior
 from gomove.play.search.search import Search
 from gomove.playout.driver import new_rng, playout, run_playouts
 from gomove.playout.policy import PatternPolicy
@@ -569,9 +569,7 @@ SEARCH_ROWS = {
     # the model in the tree as Pachi's prior.c uses patterns (its values for the board
     # size: a row may be a function of the size), every move open or by Coulom's schedule
     "pattern+pachiprior": lambda size: dict(playouts="pattern", pw=True, **pachi_prior(size)),
-    "pattern+pw+pachiprior": lambda size: dict(
-        playouts="pattern", pw=True, **{**pachi_prior(size), "pw_base": 40.0, "promote_at": None}
-    ),
+    "pattern+pw+pachiprior": lambda size: dict(playouts="pattern", pw=True, **pachi_pw_prior(size)),
 }
 
 

@@ -49,14 +49,24 @@ def pachi_prior(size: int) -> dict[str, Any]:
     )
 
 
+def pachi_pw_prior(size: int) -> dict[str, Any]:
+    """Pachi's prior (pachi_prior) with Coulom's widening schedule: a ranked node opens
+    its moves one by one as its visits grow (pw_base 40), and a leaf is ranked by the
+    full model when first searched (promote_at None), not after 8 playouts. On 19x19 the
+    model's moves wait their turn, where opening all 361 at once spreads the search."""
+    return {**pachi_prior(size), "pw_base": 40.0, "promote_at": None}
+
+
 # How the full model steers the tree (gomove gtp --tree): Pachi's prior with every
-# move of a ranked node open ("pachi", pachi_prior) or Coulom's progressive widening
-# with its schedule ("coulom", SearchConfig's own defaults).
-TREES = ("pachi", "coulom")
+# move of a ranked node open ("pachi", pachi_prior), Pachi's prior with Coulom's
+# schedule ("pachi-pw", pachi_pw_prior) or Coulom's progressive widening with his
+# priors ("coulom", SearchConfig's own defaults).
+TREE_SETTINGS = {"pachi": pachi_prior, "pachi-pw": pachi_pw_prior, "coulom": lambda size: {}}
+TREES = tuple(TREE_SETTINGS)
 # The strongest tree measured for each board size, the default (each choice's match
 # record: docs/engine.md, "The defaults for each board size"); sizes between take the
 # nearer one.
-DEFAULT_TREE = {9: "pachi", 13: "pachi", 19: "coulom"}
+DEFAULT_TREE = {9: "pachi", 13: "pachi", 19: "pachi-pw"}
 
 
 def default_tree(size: int) -> str:
@@ -69,9 +79,9 @@ def tree_settings(tree: str, size: int) -> dict[str, Any]:
     """The SearchConfig fields a tree choice sets for a board size ("auto": the default)."""
     if tree == "auto":
         tree = default_tree(size)
-    if tree not in TREES:
+    if tree not in TREE_SETTINGS:
         raise ValueError(f"unknown tree {tree!r}; one of auto, {', '.join(TREES)}")
-    return pachi_prior(size) if tree == "pachi" else {}
+    return TREE_SETTINGS[tree](size)
 
 
 @dataclass

@@ -12,8 +12,8 @@ the shipped full model (--model) ranks the moves of the tree and gives their
 prior, the shipped light policy (--policy) plays the playouts, and the tree
 follows --tree auto: on 9x9 and 13x13 Pachi's prior with every move open
 (pachi_prior: 187/200 against GNU Go level 10 on 9x9), on 19x19 Pachi's prior with
-Coulom's widening schedule (pachi_pw_prior: 60 of the first 96 games at 10,000
-simulations; Coulom's own tree 7/20). Each part turns off on its own: --tree coulom,
+Coulom's widening schedule (pachi_pw_prior: 62/100 at 10,000 simulations;
+Coulom's own tree 7/20). Each part turns off on its own: --tree coulom,
 --tree pachi or --tree pachi-pw on every size, --no-pw (plain UCT: the model only in
 policy mode), --uniform or --policy none (uniform playouts), --model none (no model).
 Every SearchConfig field can be set with --set key=value, over the tree's settings.

@@ -92,7 +92,7 @@ def engine_settings(
         base["playouts"] = "uniform"
     cfg = search_config(sets, base)
     if not cfg.pw:
-        if tree.startswith("pachi"):
+        if tree != "auto" and tree_settings(tree, 19):  # the tree sets the model's prior
             raise ValueError(
                 f"--tree {tree} needs the full model in the tree (a model, no --no-pw)"
             )

@@ -475,3 +475,26 @@ def test_pmc_features_read_the_policy_playouts_and_the_model_carries_the_policy(
     torch.save(state, tmp_path / "no_policy.pt")
     with pytest.raises(ValueError, match="no_policy.pt: .*need a playout policy"):
         TerritoryCRF.load(tmp_path / "no_policy.pt")
+
+
+@pytest.mark.parametrize("independent", [True, False])
+def test_a_query_potentials_equal_the_batched_ones(independent):
+    """position_potentials (numba gather_sum, the couplings skipped when all are 0)
+    gives the torch potentials of the same features."""
+    size = 7
+    crf = TerritoryCRF("rmc8")
+    gen = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        crf.field.copy_(torch.randn(crf.field.shape, generator=gen))
+        crf.coupling.copy_(torch.randn(crf.coupling.shape, generator=gen))
+        if independent:
+            crf.coupling.fill_(0.0)
+    colour = np.random.default_rng(5).choice([-1, 0, 1], size=size * size).astype(np.int8)
+    h, w = crf.position_potentials(colour, -1, size)
+    fi, ei = features(crf.fs, colour, -1, size)
+    with torch.no_grad():
+        want_h, want_w = crf.potentials(torch.from_numpy(fi), torch.from_numpy(ei))
+    assert h.dtype == np.float64 and h.shape == (size * size,) and w.shape == (ei.shape[0],)
+    np.testing.assert_allclose(h, want_h.double().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(w, want_w.double().numpy(), rtol=1e-5, atol=1e-5)
+    assert (w == 0).all() == independent

@@ -63,9 +63,7 @@ def new_board(size: int, hist_len: int = 1024) -> Board:
     w = size + 2
     n = w * w
     color = np.full(n, WALL, dtype=np.int8)
-    for r in range(size):
-        for c in range(size):
-            color[(r + 1) * w + c + 1] = EMPTY
+    color.reshape(w, w)[1:-1, 1:-1] = EMPTY
     info = np.zeros(NINFO, dtype=np.int64)
     info[SIZE] = size
     info[W] = w

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from numba import njit
 
 from gomove import pretrained
 from gomove.atomic import atomic_write
@@ -40,6 +41,19 @@ FORMAT = "gomove-territory-crf"
 VERSION = 1
 SWEEPS = 100  # Swendsen-Wang sweeps a query averages (after BURN): ~3 ms on 19x19
 BURN = 10
+
+
+@njit(cache=True)
+def gather_sum(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """float64 out[i] = sum_k table[idx[i, k]]: a query's potentials without numpy's
+    [N, K] temporary (a tenth of a query's time on 19x19)."""
+    out = np.empty(idx.shape[0], np.float64)
+    for i in range(idx.shape[0]):
+        a = 0.0
+        for k in range(idx.shape[1]):
+            a += table[idx[i, k]]
+        out[i] = a
+    return out
 
 
 @dataclass(frozen=True)
@@ -128,8 +142,9 @@ class TerritoryCRF(torch.nn.Module):
         """float64 h[N], w[E] of one position (colour int8[N]: +1 black, -1 white, 0 empty)."""
         fi, ei = features(self.fs, colour, to_move, size, self.player())
         field = self.field.detach().cpu().numpy()
-        coupling = self.coupling.detach().cpu().numpy()
-        return field[fi].sum(1), coupling[ei].sum(1)
+        if self.independent:  # every coupling 0: no need to sum them
+            return gather_sum(field, fi), np.zeros(ei.shape[0])
+        return gather_sum(field, fi), gather_sum(self.coupling.detach().cpu().numpy(), ei)
 
     def estimate(
         self,

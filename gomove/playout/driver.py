@@ -90,6 +90,15 @@ def next_random(rng: np.ndarray) -> np.uint64:
     return x * _STAR
 
 
+_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+
+
+@njit(cache=True, inline="always")
+def uniform01(rng: np.ndarray) -> float:
+    """A uniform float in [0, 1) from rng (53 random bits)."""
+    return float(next_random(rng) >> np.uint64(11)) * _UNIT
+
+
 @njit(cache=True)
 def random_below(rng: np.ndarray, n: int) -> int:
     """A uniform integer in [0, n), n < 2**32 (Lemire's multiply-shift on 32 high bits)."""

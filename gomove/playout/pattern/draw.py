@@ -32,11 +32,10 @@ from gomove.board.board import (
 from gomove.board.coords import PASS
 from gomove.features.levels import LastMove, capture_and_extension
 from gomove.features.light import levels_at, light_code
-from gomove.playout.driver import next_random
+from gomove.playout.driver import uniform01
 from gomove.playout.pattern.state import PatternState
 from gomove.playout.pattern.tables import PolicyTables
 
-_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 MAX_TRIES = 64  # rejections in a row before a move is drawn by a full scan
 
 
@@ -170,12 +169,6 @@ def hot_gammas(
         s.extra[i] = e
         total += e
     return total
-
-
-@njit(cache=True, inline="always")
-def uniform01(rng):
-    """A uniform float in [0, 1) from the playout rng (53 random bits)."""
-    return float(next_random(rng) >> np.uint64(11)) * _UNIT
 
 
 @njit(cache=True, inline="always")

@@ -33,7 +33,8 @@ from numba import njit
 
 from gomove.board.board import EMPTY, WHITE, Board, W
 from gomove.features.light import contiguous
-from gomove.playout.pattern.draw import exact_gamma, uniform01
+from gomove.playout.driver import uniform01
+from gomove.playout.pattern.draw import exact_gamma
 from gomove.playout.pattern.state import PatternState
 from gomove.playout.pattern.tables import PolicyTables
 

@@ -30,6 +30,7 @@ from gomove.playout.driver import (
     policy_reset,
     policy_state,
     random_below,
+    uniform01,
 )
 from gomove.playout.pattern.check import check_gammas
 from gomove.playout.pattern.draw import (
@@ -40,7 +41,6 @@ from gomove.playout.pattern.draw import (
     hot_gammas,
     propose,
     self_atari_scale,
-    uniform01,
 )
 from gomove.playout.pattern.local import local_move, open_gamma
 from gomove.playout.pattern.nakade import nakade_move

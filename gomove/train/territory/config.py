@@ -26,7 +26,8 @@ class TerritoryConfig:
     persistent ML at lr 0.005 (``territory.method=ml territory.features=wide``).
 
     features: "stern", "rich", "wide", "mc8", "mc16", "mc32" (uniform playouts), or
-        "pmc4", "pmc6", "pmc8", "pmc12" (pattern-policy playouts)
+        "pmc4", "pmc6", "pmc8", "pmc12" (pattern-policy playouts), "rmc8", "rmc12",
+        "rmc16" (rule playouts, gomove.playout.rules)
         (gomove.models.territory.features).
     policy: the pmc features' playout policy, a policy.npz (null: the shipped light
         policy); the model keeps a copy of its gammas.

@@ -22,6 +22,7 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,7 @@ from gomove.play.search.config import SearchConfig, pachi_prior, pachi_pw_prior
 from gomove.play.search.search import Search
 from gomove.playout.driver import new_rng, playout, run_playouts
 from gomove.playout.policy import PatternPolicy
+from gomove.playout.rules import RULES
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.samples import sample_path
 from gomove.train.config import RankerConfig, SGDConfig, auto_batch_size
@@ -442,18 +444,28 @@ def bench_scale(
 
 
 def bench_playout(
-    games: list, seconds: float = 1.0, repeats: int = 5, policy=None, label: str = "uniform"
+    games: list,
+    seconds: float = 1.0,
+    repeats: int = 5,
+    policy=None,
+    label: str = "uniform",
+    runner: Callable | None = None,
 ) -> list[dict]:
     """Uniform playouts per second on one core, best of ``repeats`` runs of ~``seconds``;
-    with ``policy`` (gomove.playout.policy.PatternPolicy) the pattern policy's instead.
+    with ``policy`` (gomove.playout.policy.PatternPolicy) the pattern policy's instead,
+    with ``runner`` (run_playouts' arguments) another policy's, with no target.
 
     ``playouts_per_s`` counts the process's CPU time (one core's work, what the
     targets ask), ``wall_playouts_per_s`` the wall clock, which on a shared
     machine also counts the time others hold the core.
     """
 
-    runner = run_playouts if policy is None else policy.run_playouts
-    targets = PLAYOUT_TARGETS if policy is None else PATTERN_PLAYOUT_TARGETS
+    if runner is not None:
+        targets: dict[int, float] = {}
+    elif policy is None:
+        runner, targets = run_playouts, PLAYOUT_TARGETS
+    else:
+        runner, targets = policy.run_playouts, PATTERN_PLAYOUT_TARGETS
     out = []
     for name, board, to_move in playout_positions(games):
         size = int(board.info[SIZE])
@@ -493,6 +505,11 @@ def bench_pattern_playout(games: list, policy_path: str | None = None) -> list[d
     if policy_path:
         return bench_playout(games, policy=PatternPolicy.load(policy_path), label="pattern")
     return bench_playout(games, policy=PatternPolicy.neutral(), label="pattern (neutral)")
+
+
+def bench_rule_playout(games: list) -> list[dict]:
+    """Rule playouts per second (gomove.playout.rules, the rmc territory features')."""
+    return bench_playout(games, label="rules", runner=partial(run_playouts, policy=RULES))
 
 
 def bench_territory(
@@ -737,6 +754,7 @@ def run(
     if "playout" in which:
         out += bench_playout(games)
         out += bench_pattern_playout(games, policy_path)
+        out += bench_rule_playout(games)
     if "mc-owner" in which:
         out += bench_mc_owner(games[:owner_games])
     if "territory" in which:

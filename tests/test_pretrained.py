@@ -75,13 +75,13 @@ def test_predict_with_no_model_uses_the_shipped_one(tmp_path):
 def test_the_shipped_territory_model_sees_who_walled_off_what():
     """The shipped CRF on a 19x19 board split by two walls: each side owns its own."""
     crf = TerritoryCRF.default()
-    assert crf.features == "pmc12" and crf.independent and crf.meta["train_games"] > 1000
-    assert crf.policy is not None and crf.meta["policy"] == "shipped"
+    assert crf.features == "rmc12" and crf.independent and crf.meta["train_games"] > 1000
+    assert crf.policy is None and crf.meta["policy"] is None  # rule playouts: no file
     size = 19
     points = np.zeros(size * size, np.int8)
     points[[r * size + 5 for r in range(size)]] = 1  # black wall on column F
     points[[r * size + 13 for r in range(size)]] = -1  # white wall on column O
     for to_move in (BLACK, WHITE):  # each wall's side is its own, whoever is to move (its
-        # policy playouts let the mover invade a 5-line area now and then: not 0.9+)
+        # playouts let the mover invade a 5-line area now and then: not 0.9+)
         est = crf.predict(board_from_points(points, size, to_move), to_move, komi=6.5)
         assert est.black[:, :5].mean() > 0.85 and est.black[:, 14:].mean() < 0.15

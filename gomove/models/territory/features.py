@@ -49,8 +49,7 @@ Feature sets (``FEATURE_SETS``):
   (docs/territory.md).
 - ``rmc8``, ``rmc12``, ``rmc16``: the same from 8, 12 or 16 playouts of the rule
   policy (gomove.playout.rules: answer ataris, play next to the last move, never a
-  big self-atari), which needs no policy file and costs about 0.6 of a pattern
-  playout.
+  big self-atari), which needs no policy file and costs half a pattern playout.
 
 Points are flat, index r * size + c in sgfmill's (row, col) order; ``grid_edges``
 lists each neighbour pair once.

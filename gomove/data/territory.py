@@ -69,10 +69,7 @@ from gomove.board.board import (
     WHITE,
     Board,
     W,
-    adjacent_strings,
-    big_self_atari,
     copy_board,
-    is_legal,
     play,
 )
 from gomove.board.coords import PASS, to_loc
@@ -80,15 +77,16 @@ from gomove.board.replay import game_arrays, start_board
 from gomove.data.dataset import cache_key, default_workers, input_fingerprint
 from gomove.playout.driver import (
     area_score,
-    eye_at,
+    draw_empty,
     is_policy,
     judged_dead,
+    list_empties,
     policy_moves,
     policy_play,
     policy_reset,
     policy_state,
-    random_below,
     run_playouts,
+    take_empty,
 )
 from gomove.reading.games import FILTER_REASONS, ReadConfig, ReadStats, iter_games
 from gomove.reading.sgf import Game
@@ -118,61 +116,18 @@ def _settle_moves(
     epos: np.ndarray,
 ) -> int:  # fmt: skip
     """The settle policy's move loop: gomove.playout.driver.uniform_moves (the empty points
-    kept in a list, drawn without replacement until one is playable) that also rejects
-    a self-atari of more than limit stones."""
-    size = b.info[SIZE]
-    w = b.info[W]
-    epos[:] = -1
-    n_empty = 0
-    for r in range(size):
-        for c in range(size):
-            loc = (r + 1) * w + c + 1
-            if b.color[loc] == EMPTY:
-                empties[n_empty] = loc
-                epos[loc] = n_empty
-                n_empty += 1
+    kept in a list, drawn without replacement until one is playable: draw_empty) that
+    also rejects a self-atari of more than limit stones."""
+    n_empty = list_empties(b, empties, epos)
     passes = 0
     n_moves = 0
     while n_moves < max_moves and passes < 2:
-        move = PASS
-        k = n_empty
-        while k > 0:
-            i = random_below(rng, k)
-            cand = empties[i]
-            if (
-                not eye_at(b.color, w, cand, color)
-                and is_legal(b, cand, color)
-                and not big_self_atari(b, cand, color, limit)
-            ):
-                move = cand
-                break
-            k -= 1
-            last = empties[k]
-            empties[i] = last
-            epos[last] = i
-            empties[k] = cand
-            epos[cand] = k
+        move = draw_empty(b, color, rng, empties, epos, n_empty, limit)
         if move == PASS:
             passes += 1
         else:
             passes = 0
-            i = epos[move]
-            last = empties[n_empty - 1]
-            empties[i] = last
-            epos[last] = i
-            epos[move] = -1
-            n_empty -= 1
-            # the strings move captures (in atari next to it) become empty points
-            for hh in adjacent_strings(b, move, 3 - color):
-                if hh != -1 and b.libs[hh] == 1:
-                    s = hh
-                    while True:
-                        empties[n_empty] = s
-                        epos[s] = n_empty
-                        n_empty += 1
-                        s = b.nxt[s]
-                        if s == hh:
-                            break
+            n_empty = take_empty(b, move, color, empties, epos, n_empty)
         play(b, move, color)
         n_moves += 1
         color = 3 - color

@@ -48,6 +48,7 @@ from gomove.board.board import (
     Board,
     W,
     adjacent_heads,
+    big_self_atari,
     copy_board,
     is_legal_arrays,
     neighbours,
@@ -231,60 +232,106 @@ def area_score_into(
     return black - white - komi
 
 
+@njit(cache=True, inline="always")
+def playable(b: Board, loc: int, color: int, limit: int) -> bool:
+    """May a drawn move go to the empty point loc: not one of color's eyes, legal (simple
+    ko, no suicide), and, with limit > 0, not a big self-atari (board.big_self_atari)."""
+    bc, head, _, libs, _, _, info, _, _ = b
+    return (
+        not eye_at(bc, info[W], loc, color)
+        and is_legal_arrays(bc, head, libs, info, loc, color)
+        and (limit <= 0 or not big_self_atari(b, loc, color, limit))
+    )
+
+
+@njit(cache=True, inline="always")
+def list_empties(b: Board, empties: np.ndarray, epos: np.ndarray) -> int:
+    """The empty points of b into empties (returned: how many), each one's index there
+    into epos (-1 for every other point): the list the uniform draws keep."""
+    size = b.info[SIZE]
+    w = b.info[W]
+    epos[:] = -1
+    n_empty = 0
+    for r in range(size):
+        for c in range(size):
+            loc = (r + 1) * w + c + 1
+            if b.color[loc] == EMPTY:
+                empties[n_empty] = loc
+                epos[loc] = n_empty
+                n_empty += 1
+    return n_empty
+
+
+@njit(cache=True, inline="always")
+def draw_empty(
+    b: Board, color: int, rng: np.ndarray, empties: np.ndarray, epos: np.ndarray,
+    n_empty: int, limit: int,
+) -> int:  # fmt: skip
+    """A playable point drawn uniformly from empties[:n_empty], or PASS for none: drawn
+    without replacement until one is playable; rejected points are swapped past the
+    draw, so the list stays a permutation (epos kept with it)."""
+    k = n_empty
+    while k > 0:
+        i = random_below(rng, k)
+        cand = empties[i]
+        if playable(b, cand, color, limit):
+            return cand
+        k -= 1
+        other = empties[k]
+        empties[i] = other
+        epos[other] = i
+        empties[k] = cand
+        epos[cand] = k
+    return PASS
+
+
+@njit(cache=True, inline="always")
+def take_empty(
+    b: Board, move: int, color: int, empties: np.ndarray, epos: np.ndarray, n_empty: int
+) -> int:
+    """Keep the list in step with color's move (a point, before it is played): the move
+    leaves it, the stones it captures (the opponent strings in atari next to it) join
+    it; returns the new length."""
+    bc, head, nxt, libs, _, _, info, _, _ = b
+    i = epos[move]
+    other = empties[n_empty - 1]
+    empties[i] = other
+    epos[other] = i
+    epos[move] = -1
+    n_empty -= 1
+    for hh in adjacent_heads(bc, head, info[W], move, 3 - color):
+        if hh != -1 and libs[hh] == 1:
+            s = hh
+            while True:
+                empties[n_empty] = s
+                epos[s] = n_empty
+                n_empty += 1
+                s = nxt[s]
+                if s == hh:
+                    break
+    return n_empty
+
+
 @njit(cache=True, _nrt=False)
 def uniform_moves(
     b: Board, color: int, rng: np.ndarray, max_moves: int, empties: np.ndarray,
     epos: np.ndarray, n_empty: int, moves_out: np.ndarray,
-) -> None:  # fmt: skip
+) -> int:  # fmt: skip
     """The move loop of playout, on the board's arrays.
 
-    empties[:n_empty] lists the empty points, epos[loc] is loc's index there.
+    empties[:n_empty] lists the empty points, epos[loc] is loc's index there
+    (list_empties, draw_empty, take_empty).
     Compiled without numba's reference counting, as gomove.playout.pattern's play_moves.
     """
-    bc, head, nxt, libs, _, _, info, _, _ = b
-    w = info[W]
     passes = 0
     n_moves = 0
     while n_moves < max_moves and passes < 2:
-        # draw without replacement among the empty points until one is playable;
-        # rejected points are swapped past k, so the list stays a permutation
-        move = PASS
-        k = n_empty
-        while k > 0:
-            i = random_below(rng, k)
-            cand = empties[i]
-            if not eye_at(bc, w, cand, color) and is_legal_arrays(
-                bc, head, libs, info, cand, color
-            ):
-                move = cand
-                break
-            k -= 1
-            last = empties[k]
-            empties[i] = last
-            epos[last] = i
-            empties[k] = cand
-            epos[cand] = k
+        move = draw_empty(b, color, rng, empties, epos, n_empty, 0)
         if move == PASS:
             passes += 1
         else:
             passes = 0
-            i = epos[move]
-            last = empties[n_empty - 1]
-            empties[i] = last
-            epos[last] = i
-            epos[move] = -1
-            n_empty -= 1
-            # the opponent strings in atari next to move are captured by it
-            for hh in adjacent_heads(bc, head, w, move, 3 - color):
-                if hh != -1 and libs[hh] == 1:
-                    s = hh
-                    while True:
-                        empties[n_empty] = s
-                        epos[s] = n_empty
-                        n_empty += 1
-                        s = nxt[s]
-                        if s == hh:
-                            break
+            n_empty = take_empty(b, move, color, empties, epos, n_empty)
         play_arrays(b, move, color)
         if n_moves < moves_out.shape[0]:
             moves_out[n_moves] = move
@@ -371,17 +418,7 @@ def _uniform_moves(policy, state, b, color, rng, max_moves, moves_out):
 
         def impl(policy, state, b, color, rng, max_moves, moves_out):
             empties, epos = state
-            size = b.info[SIZE]
-            w = b.info[W]
-            epos[:] = -1
-            n_empty = 0
-            for r in range(size):
-                for c in range(size):
-                    loc = (r + 1) * w + c + 1
-                    if b.color[loc] == EMPTY:
-                        empties[n_empty] = loc
-                        epos[loc] = n_empty
-                        n_empty += 1
+            n_empty = list_empties(b, empties, epos)
             return uniform_moves(b, color, rng, max_moves, empties, epos, n_empty, moves_out)
 
         return impl

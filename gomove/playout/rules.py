@@ -10,9 +10,9 @@ validation month at each of moves 50, 150 and 200; a playout from move 150 takes
 0.07 ms (docs/territory.md).
 
 Terms:
-- playable (for color): legal (simple ko, no suicide), not one of color's own eyes
-  (gomove.playout.driver.eye_at), and not a big self-atari
-  (gomove.board.board.big_self_atari with ``selfatari_max``).
+- playable (for color): gomove.playout.driver.playable with ``selfatari_max`` as its
+  limit: legal (simple ko, no suicide), not one of color's own eyes, and not a
+  self-atari of more than that many stones.
 - a move, after an opponent move ``last`` on the board:
   1. an answer to it when there is one: capturing last's string when it is in
      atari, or extending one of the mover's strings next to last that is in atari
@@ -21,7 +21,8 @@ Terms:
   2. else, with probability ``near``, a playable point among the 8 around last,
      drawn uniformly;
   3. else (or when none is playable) a playable point drawn uniformly from the
-     whole board, as the uniform policy draws; with none the side passes.
+     whole board, as the uniform policy draws (gomove.playout.driver.draw_empty);
+     with none the side passes.
 - games end as uniform playouts do (two passes in a row, or max_moves).
 """
 
@@ -48,13 +49,16 @@ from gomove.board.board import (
 )
 from gomove.board.coords import PASS
 from gomove.playout.driver import (
-    eye_at,
+    draw_empty,
     is_policy,
+    list_empties,
+    playable,
     policy_moves,
     policy_play,
     policy_reset,
     policy_state,
     random_below,
+    take_empty,
     uniform01,
 )
 
@@ -76,17 +80,6 @@ def rule_player(selfatari_max: int = 3, near: float = 1.0) -> RulePlayer:
     if not 0.0 <= near <= 1.0:
         raise ValueError(f"near is a probability in [0, 1], not {near}")
     return RulePlayer(int(selfatari_max), float(near))
-
-
-@njit(cache=True, inline="always")
-def playable(b: Board, loc: int, color: int, limit: int) -> bool:
-    """Rule 3's test (module docstring) for an empty point."""
-    bc, head, _, libs, _, _, info, _, _ = b
-    return (
-        not eye_at(bc, info[W], loc, color)
-        and is_legal_arrays(bc, head, libs, info, loc, color)
-        and not big_self_atari(b, loc, color, limit)
-    )
 
 
 @njit(cache=True, inline="always")
@@ -155,12 +148,13 @@ def rule_moves(
     """The move loop of a rule game on b (module docstring); returns the moves played.
 
     empties[:n_empty] lists the empty points and epos[loc] is loc's index there (-1:
-    none), kept as gomove.playout.driver.uniform_moves keeps them; buf: scratch for the
+    none), as gomove.playout.driver.list_empties makes them (draw_empty and take_empty
+    keep them as the uniform playouts do); buf: scratch for the
     candidates of rules 1 and 2 (at least 8 long).
     """
     limit, near = player
-    bc, head, nxt, libs, _, _, info, _, _ = b
-    w = info[W]
+    bc = b.color
+    info = b.info
     passes = 0
     n_moves = 0
     while n_moves < max_moves and passes < 2:
@@ -173,40 +167,12 @@ def rule_moves(
             elif near > 0.0 and (near >= 1.0 or uniform01(rng) < near):
                 move = near_move(b, color, last, limit, rng, buf)
         if move == PASS:
-            # draw without replacement among the empty points until one is playable
-            k = n_empty
-            while k > 0:
-                i = random_below(rng, k)
-                cand = empties[i]
-                if playable(b, cand, color, limit):
-                    move = cand
-                    break
-                k -= 1
-                other = empties[k]
-                empties[i] = other
-                epos[other] = i
-                empties[k] = cand
-                epos[cand] = k
+            move = draw_empty(b, color, rng, empties, epos, n_empty, limit)
         if move == PASS:
             passes += 1
         else:
             passes = 0
-            i = epos[move]
-            other = empties[n_empty - 1]
-            empties[i] = other
-            epos[other] = i
-            epos[move] = -1
-            n_empty -= 1
-            for hh in adjacent_heads(bc, head, w, move, 3 - color):
-                if hh != -1 and libs[hh] == 1:  # captured: its points are empty again
-                    s = hh
-                    while True:
-                        empties[n_empty] = s
-                        epos[s] = n_empty
-                        n_empty += 1
-                        s = nxt[s]
-                        if s == hh:
-                            break
+            n_empty = take_empty(b, move, color, empties, epos, n_empty)
         play_arrays(b, move, color)
         if n_moves < moves_out.shape[0]:
             moves_out[n_moves] = move
@@ -260,17 +226,7 @@ def _rule_moves(policy, state, b, color, rng, max_moves, moves_out):
 
         def impl(policy, state, b, color, rng, max_moves, moves_out):
             empties, epos, buf = state
-            size = b.info[SIZE]
-            w = b.info[W]
-            epos[:] = -1
-            n_empty = 0
-            for r in range(size):
-                for c in range(size):
-                    loc = (r + 1) * w + c + 1
-                    if b.color[loc] == EMPTY:
-                        empties[n_empty] = loc
-                        epos[loc] = n_empty
-                        n_empty += 1
+            n_empty = list_empties(b, empties, epos)
             return rule_moves(
                 b, color, rng, max_moves, policy, empties, epos, n_empty, buf, moves_out
             )

@@ -113,7 +113,12 @@ def measure(
 ) -> dict[str, Any]:
     """The measures of gomove.evaluate.territory at each move number and over all of them,
     with the CPU time a position (process time: the predictor's own work, after one
-    untimed call that compiles it) and, apart, the time of count's judging."""
+    untimed call that compiles it) and, apart, the time of count's judging.
+
+    The predictions of a move number run back to back and the counts after them, so that
+    one predictor's judge (the CRF's string judge runs playouts of its own) does not
+    evict the predictor's working memory between its calls: every row is timed as it
+    would run alone."""
     by_move: dict[str, Any] = {}
     total = OwnerScores()
     cal = Calibration.empty()
@@ -124,15 +129,19 @@ def measure(
     for at in moves:
         idx = data.at_move(at)[:limit]
         scores = OwnerScores()
+        predicted = []
         for p in tqdm(idx, desc=f"{desc} move {at}", disable=not progress, leave=False):
+            komi = float(data.komi[data.game[p]])
+            t0 = time.process_time()
+            expected, score = predictor(data.colour[p], int(data.to_move[p]), data.size, komi)
+            scores.seconds += time.process_time() - t0
+            predicted.append((expected, score))
+        for p, (expected, score) in zip(idx, predicted, strict=True):
             g = int(data.game[p])
             komi = float(data.komi[g])
             t0 = time.process_time()
-            expected, score = predictor(data.colour[p], int(data.to_move[p]), data.size, komi)
-            t1 = time.process_time()
-            scores.seconds += t1 - t0
             counted = count(data.colour[p], int(data.to_move[p]), data.size, komi, expected)
-            scores.count_seconds += time.process_time() - t1
+            scores.count_seconds += time.process_time() - t0
             scores.add(expected, data.owner[g], score, komi, counted)
             cal.add(expected, data.owner[g])
         by_move[str(at)] = scores.summary()

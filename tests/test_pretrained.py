@@ -75,7 +75,7 @@ def test_predict_with_no_model_uses_the_shipped_one(tmp_path):
 def test_the_shipped_territory_model_sees_who_walled_off_what():
     """The shipped CRF on a 19x19 board split by two walls: each side owns its own."""
     crf = TerritoryCRF.default()
-    assert crf.features == "rmc12" and crf.independent and crf.meta["train_games"] > 1000
+    assert crf.features == "rmc16" and crf.independent and crf.meta["train_games"] > 1000
     assert crf.policy is None and crf.meta["policy"] is None  # rule playouts: no file
     size = 19
     points = np.zeros(size * size, np.int8)

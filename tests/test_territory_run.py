@@ -63,7 +63,7 @@ def tiny(tmp_path, extra: list[str] = ()) -> list[str]:
 
 def test_config_composes_and_typos_fail():
     cfg = territory_cfg(["data=tygem"])
-    assert cfg.data.max_test_games == 1000 and cfg.territory.features == "rmc12"
+    assert cfg.data.max_test_games == 1000 and cfg.territory.features == "rmc16"
     assert cfg.territory.seed == cfg.seed
     with pytest.raises(ConfigCompositionException, match="epoch"):
         territory_cfg(["territory.epoch=3"])

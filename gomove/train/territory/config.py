@@ -18,7 +18,7 @@ CHAINS = ("persistent", "labels")
 class TerritoryConfig:
     """What the CRF learns and how (gomove.train.territory.fit). The defaults are the
     recipe of the shipped model, chosen on the validation month (docs/territory.md):
-    the rmc12 features (12 rule playouts a position beside the static reading), fields
+    the rmc16 features (16 rule playouts a position beside the static reading), fields
     only, by their exact likelihood. The joint models (ml, pl) measure worse on each
     point's owner: longer pseudo-likelihood training, or faster ML, overfits
     the couplings and the model magnetizes (whole regions flip together and the
@@ -58,7 +58,7 @@ class TerritoryConfig:
         against 93.7% (64, 128), 89.8% (32), 84.2% (16), 80.4% without a judge.
     """
 
-    features: str = "rmc12"
+    features: str = "rmc16"
     policy: str | None = None
     method: str = "independent"
     pl_epochs: int = 2

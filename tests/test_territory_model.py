@@ -374,6 +374,24 @@ def test_features_are_invariant_under_symmetries_and_colours(name):
     assert fi.min() >= 0 and fi.max() < fs.n_field and ei.min() >= 0 and ei.max() < fs.n_coupling
 
 
+@pytest.mark.parametrize("name", sorted(FEATURE_SETS))
+def test_the_fields_alone_are_the_fields_of_the_full_features(name):
+    """couplings=False (a model without couplings) leaves the pairs out and changes no
+    field column."""
+    size = 9
+    fs = FEATURE_SETS[name]
+    player = sharp_player() if fs.policy else None
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        colour = signed_points(board_from_points(
+            rng.choice([-1, 0, 1], size=size * size, p=[0.3, 0.4, 0.3]).astype(np.int8),
+            size, BLACK))  # fmt: skip
+        fi, _ = features(fs, colour, -1, size, player)
+        fi2, ei2 = features(fs, colour, -1, size, player, couplings=False)
+        np.testing.assert_array_equal(fi2, fi)
+        assert ei2.shape == (0, fs.edge_cols)
+
+
 def test_strings_and_liberties_match_the_board():
     size = 9
     rng = np.random.default_rng(8)

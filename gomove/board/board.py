@@ -101,13 +101,13 @@ def board_from_points(points: np.ndarray, size: int, to_move: int) -> Board:
     if flat.shape[0] != size * size:
         raise ValueError(f"points: want {size * size} for size {size}, not {flat.shape[0]}")
     b = new_board(size)
-    _place_points(b, flat)
+    place_points(b, flat)
     b.info[TO_MOVE] = to_move
     return b
 
 
 @njit(cache=True)
-def _place_points(b: Board, points: np.ndarray) -> None:
+def place_points(b: Board, points: np.ndarray) -> None:
     """board_from_points' stones, compiled: the territory model builds a board a query."""
     size = b.info[SIZE]
     for p in range(size * size):

@@ -536,7 +536,9 @@ def run_games(
     return scores
 
 
+@njit(cache=True)
 def default_max_moves(size: int) -> int:
+    """A game's move limit when the caller gives none (compiled: numba callers use it too)."""
     return 3 * size * size
 
 

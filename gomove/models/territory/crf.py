@@ -140,10 +140,10 @@ class TerritoryCRF(torch.nn.Module):
         self, colour: np.ndarray, to_move: int, size: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """float64 h[N], w[E] of one position (colour int8[N]: +1 black, -1 white, 0 empty)."""
-        fi, ei = features(self.fs, colour, to_move, size, self.player())
+        fi, ei = features(self.fs, colour, to_move, size, self.player(), not self.independent)
         field = self.field.detach().cpu().numpy()
-        if self.independent:  # every coupling 0: no need to sum them
-            return gather_sum(field, fi), np.zeros(ei.shape[0])
+        if self.independent:  # every coupling 0: no need to index or sum them
+            return gather_sum(field, fi), np.zeros(geometry(size).edges.shape[0])
         return gather_sum(field, fi), gather_sum(self.coupling.detach().cpu().numpy(), ei)
 
     def estimate(

@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from gomove.board.board import BLACK, WHITE, board_from_points
+from gomove.board.board import BLACK, SIZE, WHITE, copy_board, new_board, place_points
 from gomove.features.mc_owner import position_seed
 from gomove.features.patterns import SYMMETRIES
 from gomove.playout.driver import UNIFORM, default_max_moves, run_games
@@ -485,15 +485,52 @@ def mc_counts(
     under the 8 symmetries and both colours (exactly, for a position that is not
     itself symmetric)."""
     geo = geometry(size)
-    k, key = _canonical(rel, geo.sym, geo.sym_keys)
-    perm = geo.sym[k]
+    rel = np.ascontiguousarray(rel, dtype=np.int8)
+    if rel.shape != (size * size,):
+        raise ValueError(f"rel: want {size * size} points, not {rel.shape}")
+    return _playout_counts(rel, playouts, player, geo.sym, geo.sym_keys, geo.empty_board)
+
+
+@njit(cache=True)
+def _playout_counts(rel, playouts, player, sym, sym_keys, empty_board):
+    """mc_counts, compiled: a query makes one call from Python, not one per step."""
+    k, key = _canonical(rel, sym, sym_keys)
+    n = rel.shape[0]
     canonical = np.empty_like(rel)
-    canonical[perm] = rel
-    b = board_from_points(canonical, size, BLACK)
-    counts = np.zeros((3, size * size), np.int64)
-    seed = np.uint64(position_seed(0, np.uint64(key), int(np.count_nonzero(rel))))
+    stones = 0
+    for i in range(n):
+        canonical[sym[k, i]] = rel[i]
+        if rel[i] != 0:
+            stones += 1
+    b = copy_board(empty_board)  # black to move, as the mover
+    place_points(b, canonical)
+    size = b.info[SIZE]
+    counts = np.zeros((3, n), np.int64)
+    seed = position_seed(0, key, stones)
     run_games(b, BLACK, 0.0, playouts, seed, default_max_moves(size), player, counts)
-    return counts[BLACK][perm], counts[WHITE][perm]
+    mine = np.empty(n, np.int64)
+    theirs = np.empty(n, np.int64)
+    for i in range(n):
+        mine[i] = counts[BLACK, sym[k, i]]
+        theirs[i] = counts[WHITE, sym[k, i]]
+    return mine, theirs
+
+
+@njit(cache=True)
+def _features_into(
+    rel, nbr, edges, edge_line, offs, around, sym, sym_keys, empty_board, wide, playouts,
+    player, field_idx, edge_idx,
+) -> None:  # fmt: skip
+    """features' columns for every set but stern, in one compiled call (the static
+    reading once for every part); edges may be empty, for the fields alone."""
+    cid, csize, clibs, border = components(rel, nbr)
+    sid, libs, stones = string_view(rel, cid, csize, clibs)
+    _rich(rel, nbr, sid, libs, stones, edges, edge_line, field_idx, edge_idx)
+    if wide:
+        _wide(rel, nbr, sid, libs, cid, csize, border, offs, around, edges, field_idx, edge_idx)
+    if playouts > 0:
+        mine, theirs = _playout_counts(rel, playouts, player, sym, sym_keys, empty_board)
+        _mc(rel, libs, mine, theirs, playouts, offs, around, edges, field_idx, edge_idx)
 
 
 @njit(cache=True)
@@ -530,6 +567,8 @@ class Geometry:
         self.sym_keys = np.random.default_rng(size).integers(
             0, 2**63, size=(size * size, 2), dtype=np.uint64
         )  # Zobrist keys of the mc set's canonical form
+        self.empty_board = new_board(size)  # the playouts' boards start as copies of it
+        self.no_edges = self.edges[:0]  # for the fields alone: no pair to index
 
 
 _GEOMETRY: dict[int, Geometry] = {}
@@ -554,11 +593,20 @@ def playout_player(fs: FeatureSet, player: Any = None) -> Any:
     return RULES if fs.playout == "rules" else UNIFORM
 
 
-def features(fs: FeatureSet, colour: np.ndarray, to_move: int, size: int, player: Any = None):
+def features(
+    fs: FeatureSet,
+    colour: np.ndarray,
+    to_move: int,
+    size: int,
+    player: Any = None,
+    couplings: bool = True,
+):
     """(field_idx int32[N, field_cols], edge_idx int32[E, edge_cols]) of one position.
 
     colour: int8[size * size], +1 black, -1 white, 0 empty; to_move: +1 black, -1 white;
-    player: the pattern policy's PatternPlayer, which the pmc sets need (and no other).
+    player: the pattern policy's PatternPlayer, which the pmc sets need (and no other);
+    couplings=False leaves the pairs out (edge_idx has no rows): a model with no
+    couplings needs the fields alone.
     """
     if fs.policy and player is None:
         raise ValueError(f"territory features {fs.name!r} need a pattern policy's player")
@@ -566,21 +614,15 @@ def features(fs: FeatureSet, colour: np.ndarray, to_move: int, size: int, player
     rel = relative(colour, to_move)
     if rel.shape != (size * size,):
         raise ValueError(f"colour: want {size * size} points, not {rel.shape}")
+    edges = geo.edges if couplings else geo.no_edges
     field_idx = np.empty((size * size, fs.field_cols), np.int32)
-    edge_idx = np.empty((geo.edges.shape[0], fs.edge_cols), np.int32)
+    edge_idx = np.empty((edges.shape[0], fs.edge_cols), np.int32)
     if fs.name == "stern":
-        _stern(rel, geo.nbr, geo.edges, field_idx, edge_idx)
+        _stern(rel, geo.nbr, edges, field_idx, edge_idx)
     else:
-        cid, csize, clibs, border = components(rel, geo.nbr)  # once, for every part below
-        sid, libs, stones = string_view(rel, cid, csize, clibs)
-        _rich(rel, geo.nbr, sid, libs, stones, geo.edges, geo.edge_line, field_idx, edge_idx)
-        if fs.name != "rich":
-            _wide(rel, geo.nbr, sid, libs, cid, csize, border, OFFSETS, geo.around, geo.edges,
-                  field_idx, edge_idx)  # fmt: skip
-        if fs.playouts:
-            mine, theirs = mc_counts(rel, size, fs.playouts, playout_player(fs, player))
-            _mc(rel, libs, mine, theirs, fs.playouts, OFFSETS, geo.around, geo.edges,
-                field_idx, edge_idx)  # fmt: skip
+        _features_into(rel, geo.nbr, edges, geo.edge_line, OFFSETS, geo.around, geo.sym,
+                       geo.sym_keys, geo.empty_board, fs.name != "rich", fs.playouts,
+                       playout_player(fs, player), field_idx, edge_idx)  # fmt: skip
     return field_idx, edge_idx
 
 

@@ -72,21 +72,19 @@ from gomove.board.board import (
     copy_board,
     play,
 )
-from gomove.board.coords import PASS, to_loc
+from gomove.board.coords import to_loc
 from gomove.board.replay import game_arrays, start_board
 from gomove.data.dataset import cache_key, default_workers, input_fingerprint
 from gomove.playout.driver import (
     area_score,
-    draw_empty,
+    empty_lists,
     is_policy,
     judged_dead,
     list_empties,
     policy_moves,
-    policy_play,
-    policy_reset,
     policy_state,
     run_playouts,
-    take_empty,
+    uniform_moves,
 )
 from gomove.reading.games import FILTER_REASONS, ReadConfig, ReadStats, iter_games
 from gomove.reading.sgf import Game
@@ -109,29 +107,7 @@ class Settle(NamedTuple):
 
     limit: int
 
-
-@njit(cache=True)
-def _settle_moves(
-    b: Board, color: int, rng: np.ndarray, max_moves: int, limit: int, empties: np.ndarray,
-    epos: np.ndarray,
-) -> int:  # fmt: skip
-    """The settle policy's move loop: gomove.playout.driver.uniform_moves (the empty points
-    kept in a list, drawn without replacement until one is playable: draw_empty) that
-    also rejects a self-atari of more than limit stones."""
-    n_empty = list_empties(b, empties, epos)
-    passes = 0
-    n_moves = 0
-    while n_moves < max_moves and passes < 2:
-        move = draw_empty(b, color, rng, empties, epos, n_empty, limit)
-        if move == PASS:
-            passes += 1
-        else:
-            passes = 0
-            n_empty = take_empty(b, move, color, empties, epos, n_empty)
-        play(b, move, color)
-        n_moves += 1
-        color = 3 - color
-    return n_moves
+    PLAIN = True  # nothing kept in step with the board (driver.is_plain)
 
 
 @overload(policy_state, jit_options={"cache": True})
@@ -139,32 +115,7 @@ def _settle_state(policy, b):
     if is_policy(policy, Settle):
 
         def impl(policy, b):
-            # the empty points, as a list and by loc (its index there, -1 for none)
-            return np.empty(b.info[SIZE] * b.info[SIZE], np.int64), np.empty(
-                b.color.shape[0], np.int64
-            )
-
-        return impl
-    return None
-
-
-@overload(policy_reset, jit_options={"cache": True})
-def _settle_reset(policy, state):
-    if is_policy(policy, Settle):
-
-        def impl(policy, state):
-            pass
-
-        return impl
-    return None
-
-
-@overload(policy_play, jit_options={"cache": True})
-def _settle_play(policy, state, b, loc, color):
-    if is_policy(policy, Settle):
-
-        def impl(policy, state, b, loc, color):
-            play(b, loc, color)
+            return empty_lists(b)
 
         return impl
     return None
@@ -176,7 +127,10 @@ def _settle_policy_moves(policy, state, b, color, rng, max_moves, moves_out):
 
         def impl(policy, state, b, color, rng, max_moves, moves_out):
             empties, epos = state
-            return _settle_moves(b, color, rng, max_moves, policy.limit, empties, epos)
+            n_empty = list_empties(b, empties, epos)
+            return uniform_moves(
+                b, color, rng, max_moves, empties, epos, n_empty, moves_out, policy.limit
+            )
 
         return impl
     return None

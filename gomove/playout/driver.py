@@ -18,6 +18,8 @@ Terms:
   ``numba.extending.overload`` (gomove.playout.pattern), so the board layer never
   imports them. A search adds ``policy_play(policy, state, b, loc, color)``:
   its tree moves, played with the state kept in step, before the playout.
+  A policy that keeps nothing in step with the board sets ``PLAIN = True`` on its
+  class and gets the driver's policy_reset and policy_play (``is_plain``).
 - eye (of color): an empty point whose 4 neighbours are all color or WALL, and
   whose diagonal points hold at most 1 opponent stone in the middle of the
   board and none when a diagonal is WALL (edge or corner): the classic
@@ -315,18 +317,19 @@ def take_empty(
 @njit(cache=True, _nrt=False)
 def uniform_moves(
     b: Board, color: int, rng: np.ndarray, max_moves: int, empties: np.ndarray,
-    epos: np.ndarray, n_empty: int, moves_out: np.ndarray,
+    epos: np.ndarray, n_empty: int, moves_out: np.ndarray, limit: int = 0,
 ) -> int:  # fmt: skip
     """The move loop of playout, on the board's arrays.
 
     empties[:n_empty] lists the empty points, epos[loc] is loc's index there
-    (list_empties, draw_empty, take_empty).
+    (list_empties, draw_empty, take_empty); limit > 0 also rejects a self-atari of more
+    than limit stones (playable), as the territory labels' settle playouts do.
     Compiled without numba's reference counting, as gomove.playout.pattern's play_moves.
     """
     passes = 0
     n_moves = 0
     while n_moves < max_moves and passes < 2:
-        move = draw_empty(b, color, rng, empties, epos, n_empty, 0)
+        move = draw_empty(b, color, rng, empties, epos, n_empty, limit)
         if move == PASS:
             passes += 1
         else:
@@ -369,8 +372,50 @@ def is_policy(policy, cls: type) -> bool:
     return isinstance(policy, types.BaseNamedTuple) and policy.instance_class is cls
 
 
+def is_plain(policy) -> bool:
+    """For overloads of the hooks: is this numba type a policy NamedTuple whose class sets
+    ``PLAIN = True``? Such a policy keeps nothing in step with the board: its state
+    needs no reset before a game (its policy_moves lists what it needs from the board it
+    is given), and a tree move is the board's plain move. The driver's overloads of
+    policy_reset and policy_play below serve every such policy."""
+    return isinstance(policy, types.BaseNamedTuple) and getattr(
+        policy.instance_class, "PLAIN", False
+    )
+
+
+@njit(cache=True)
+def empty_lists(b: Board) -> tuple[np.ndarray, np.ndarray]:
+    """Room for the empty points of b, as a list and by loc (list_empties fills them):
+    the state of the policies that draw from them."""
+    return np.empty(b.info[SIZE] * b.info[SIZE], np.int64), np.empty(b.color.shape[0], np.int64)
+
+
+@overload(policy_reset, jit_options={"cache": True})
+def _plain_reset(policy, state):
+    if is_plain(policy):
+
+        def impl(policy, state):
+            pass  # policy_moves lists the empty points of the board it is given
+
+        return impl
+    return None
+
+
+@overload(policy_play, jit_options={"cache": True})
+def _plain_play(policy, state, b, loc, color):
+    if is_plain(policy):
+
+        def impl(policy, state, b, loc, color):
+            play(b, loc, color)
+
+        return impl
+    return None
+
+
 class Uniform(NamedTuple):
     """The uniform policy (module docstring)."""
+
+    PLAIN = True  # a class attribute, not a field (is_plain)
 
 
 UNIFORM = Uniform()
@@ -381,32 +426,7 @@ def _uniform_state(policy, b):
     if is_policy(policy, Uniform):
 
         def impl(policy, b):
-            # the empty points, as a list and by loc (its index there, -1 for none)
-            return np.empty(b.info[SIZE] * b.info[SIZE], np.int64), np.empty(
-                b.color.shape[0], np.int64
-            )
-
-        return impl
-    return None
-
-
-@overload(policy_reset, jit_options={"cache": True})
-def _uniform_reset(policy, state):
-    if is_policy(policy, Uniform):
-
-        def impl(policy, state):
-            pass  # policy_moves lists the empty points of the board it is given
-
-        return impl
-    return None
-
-
-@overload(policy_play, jit_options={"cache": True})
-def _uniform_play(policy, state, b, loc, color):
-    if is_policy(policy, Uniform):
-
-        def impl(policy, state, b, loc, color):
-            play(b, loc, color)
+            return empty_lists(b)
 
         return impl
     return None

@@ -37,25 +37,22 @@ from numba.extending import overload
 from gomove.board.board import (
     EMPTY,
     LAST,
-    SIZE,
     Board,
     W,
     adjacent_heads,
     big_self_atari,
     first_liberty,
     is_legal_arrays,
-    play,
     play_arrays,
 )
 from gomove.board.coords import PASS
 from gomove.playout.driver import (
     draw_empty,
+    empty_lists,
     is_policy,
     list_empties,
     playable,
     policy_moves,
-    policy_play,
-    policy_reset,
     policy_state,
     random_below,
     take_empty,
@@ -68,6 +65,8 @@ class RulePlayer(NamedTuple):
 
     selfatari_max: int  # a move never leaves a string of more stones than this in atari
     near: float  # the probability of a point around the last move when no answer
+
+    PLAIN = True  # nothing kept in step with the board (driver.is_plain)
 
 
 RULES = RulePlayer(3, 1.0)  # chosen on the validation month (docs/territory.md)
@@ -186,35 +185,8 @@ def _rule_state(policy, b):
     if is_policy(policy, RulePlayer):
 
         def impl(policy, b):
-            # the empty points, as a list and by loc; the candidates of rules 1 and 2
-            n = b.info[SIZE] * b.info[SIZE]
-            return (
-                np.empty(n, np.int64),
-                np.empty(b.color.shape[0], np.int64),
-                np.empty(16, np.int64),
-            )
-
-        return impl
-    return None
-
-
-@overload(policy_reset, jit_options={"cache": True})
-def _rule_reset(policy, state):
-    if is_policy(policy, RulePlayer):
-
-        def impl(policy, state):
-            pass  # policy_moves lists the empty points of the board it is given
-
-        return impl
-    return None
-
-
-@overload(policy_play, jit_options={"cache": True})
-def _rule_play(policy, state, b, loc, color):
-    if is_policy(policy, RulePlayer):
-
-        def impl(policy, state, b, loc, color):
-            play(b, loc, color)
+            empties, epos = empty_lists(b)
+            return empties, epos, np.empty(16, np.int64)  # and the candidates of rules 1, 2
 
         return impl
     return None

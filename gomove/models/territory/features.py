@@ -568,7 +568,6 @@ class Geometry:
             0, 2**63, size=(size * size, 2), dtype=np.uint64
         )  # Zobrist keys of the mc set's canonical form
         self.empty_board = new_board(size)  # the playouts' boards start as copies of it
-        self.no_edges = self.edges[:0]  # for the fields alone: no pair to index
 
 
 _GEOMETRY: dict[int, Geometry] = {}
@@ -614,7 +613,7 @@ def features(
     rel = relative(colour, to_move)
     if rel.shape != (size * size,):
         raise ValueError(f"colour: want {size * size} points, not {rel.shape}")
-    edges = geo.edges if couplings else geo.no_edges
+    edges = geo.edges if couplings else geo.edges[:0]  # [:0]: no pair to index
     field_idx = np.empty((size * size, fs.field_cols), np.int32)
     edge_idx = np.empty((edges.shape[0], fs.edge_cols), np.int32)
     if fs.name == "stern":

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gomove.data.territory import TerritorySet, territory_dataset
+from gomove.data.territory_labels import TerritorySet, territory_dataset
 from gomove.experiment.territory import Counter, counted_score, crf_counter, crf_predictor, measure
 from gomove.models.territory.crf import SWEEPS, TerritoryCRF
 from gomove.train.territory.judge import fit_judge

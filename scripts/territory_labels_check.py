@@ -28,7 +28,7 @@ import numpy as np
 from gomove.board.board import BLACK, WHITE, Board
 from gomove.board.coords import from_loc, gtp_to_loc
 from gomove.board.replay import board_at
-from gomove.data.territory import (
+from gomove.data.territory_labels import (
     FinalTerritory,
     final_territory,
     parse_result,

@@ -11,9 +11,9 @@ from gamegen import random_sgf
 from synthetic import cfg_of, tiny_overrides
 
 from gomove.data.dataset import Dataset, build_dataset, harvest_cached
+from gomove.data.extractor import FeatureExtractor
 from gomove.experiment.run import run
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
 from gomove.models.mm import BradleyTerry
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.predict import Predictor

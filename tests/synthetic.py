@@ -24,13 +24,15 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import NO_MOVE, PASS
+from gomove.board.scoring import default_max_moves
 from gomove.data.batch import Batch
 from gomove.data.flat import FlatData
 from gomove.features.light import LIGHT_LEVELS, pattern_levels
 from gomove.features.light_gammas import LEVEL_GROUPS
 from gomove.models.fbt import FactorizationBT
-from gomove.playout.driver import default_max_moves, new_rng, play_game, start_state
+from gomove.playout.driver import play_game, start_state
 from gomove.playout.policy import PatternPolicy
+from gomove.playout.rng import new_rng
 from gomove.train.specs import register
 
 F64 = torch.float64

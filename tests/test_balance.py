@@ -26,11 +26,11 @@ from synthetic import recorded_game
 from gomove.board.board import BLACK, KO, LAST, SIZE, W, copy_board, play
 from gomove.board.coords import PASS
 from gomove.board.replay import board_at
+from gomove.board.scoring import default_max_moves
 from gomove.cli.balance import main as balance_main
 from gomove.data.labels import read_labels
 from gomove.features.light_gammas import LightGammas
 from gomove.play.labels import analyze_value, label_positions, sample_positions
-from gomove.playout.driver import default_max_moves
 from gomove.playout.pattern.draw import policy_gamma
 from gomove.playout.policy import PatternPolicy
 from gomove.reading.games import load_game

@@ -26,6 +26,7 @@ import pytest
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
+from gomove.data.extractor import FeatureExtractor
 from gomove.experiment.compare import (
     Plan,
     baseline,
@@ -38,7 +39,6 @@ from gomove.experiment.compare import (
 )
 from gomove.experiment.runs import changed_settings
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
 from gomove.models.checkpoint import save_checkpoint
 from gomove.models.mm import BradleyTerry
 from gomove.train.specs import register

@@ -35,11 +35,11 @@ from gomove.atomic import atomic_save_npz
 from gomove.board.coords import PASS, from_loc
 from gomove.data import dataset as dataset_module
 from gomove.data.dataset import Dataset, build_dataset, harvest_cached, input_fingerprint
+from gomove.data.extractor import FeatureExtractor
 from gomove.data.flat import level_dtype
 from gomove.data.loader import BatchLoader, flat_batch
 from gomove.data.store import Appender, CorruptCache
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
 from gomove.reading.games import ReadConfig, iter_games
 
 

@@ -16,18 +16,17 @@ from numba.typed import Dict
 
 from gomove.board.board import BLACK, WHITE
 from gomove.board.coords import PASS, from_loc, gtp_to_loc, move_to_loc, to_loc
-from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
-from gomove.features.harvest import (
+from gomove.data.extractor import FeatureExtractor
+from gomove.data.harvest import (
     RADIUS_BITS,
     STONE_WORDS,
-    TABLE_FORMAT_VERSION,
-    PatternTable,
     _bloom_seen,
     _dump,
     count_sightings,
     harvest,
 )
+from gomove.features.config import FeatureConfig
+from gomove.features.pattern_table import TABLE_FORMAT_VERSION, PatternTable
 from gomove.features.patterns import make_templates, states_hash, table_get
 from gomove.features.registry import NONE_INDEX, Group, Registry
 from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS

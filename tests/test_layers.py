@@ -19,23 +19,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 # Bottom to top. A module's layer is that of the longest prefix naming it (the
-# package ``gomove`` names only its own __init__). The playouts are one package
-# in three layers: the driver (uniform playouts, scoring) is rules, below the
-# features that use it (the Monte-Carlo owner); the pattern playouts' kernels read
-# light features' gammas, below the models (the territory CRF plays them); the
-# pattern policy loads a model's gammas, so it sits above the models.
+# package ``gomove`` names only its own __init__). Each package is one layer.
 BASE = ("gomove", "gomove.atomic", "gomove.memory", "gomove.samples", "gomove.configs")
 BASE += ("gomove.pretrained",)  # package data: the shipped models
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", BASE),
     ("board", ("gomove.board",)),
-    ("playout", ("gomove.playout",)),
     ("reading", ("gomove.reading",)),
     ("features", ("gomove.features",)),
+    ("playout", ("gomove.playout",)),
     ("data", ("gomove.data",)),
-    ("pattern playouts", ("gomove.playout.pattern",)),
     ("models", ("gomove.models",)),
-    ("pattern policy", ("gomove.playout.policy",)),
     ("evaluate", ("gomove.evaluate",)),
     ("train", ("gomove.train",)),
     ("export", ("gomove.export",)),
@@ -48,7 +42,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 NEVER: dict[str, tuple[str, ...]] = {
     "gomove.play": ("gomove.train",),
     "gomove.export": ("gomove.train",),
-    "gomove.playout": ("gomove.train",),
     "gomove.models": ("gomove.train",),
 }
 LAYER_NAMES = [name for name, _ in LAYERS]
@@ -205,12 +198,12 @@ def test_every_layer_is_used():
         # an upward import hidden under TYPE_CHECKING
         (
             {
-                "gomove.features.x": (
+                "gomove.playout.x": (
                     "from typing import TYPE_CHECKING\n"
-                    "if TYPE_CHECKING:\n    from gomove.playout.policy import PatternPolicy\n"
+                    "if TYPE_CHECKING:\n    from gomove.models.checkpoint import load_checkpoint\n"
                 )
             },
-            "from the lower layer features",
+            "from the lower layer playout",
         ),
         # a cycle within one layer
         (

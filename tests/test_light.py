@@ -36,8 +36,8 @@ from gomove.board.board import (
     setup_stone,
 )
 from gomove.board.coords import NO_MOVE, PASS, loc_to_gtp, to_loc
+from gomove.data.extractor import FeatureExtractor
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
 from gomove.features.light import (
     LIGHT_GROUPS,
     N_RAW,

@@ -25,16 +25,14 @@ from gamegen import random_sgf
 from gomove.board.board import BLACK, WHITE, play
 from gomove.board.coords import from_loc
 from gomove.board.replay import game_arrays, start_board
+from gomove.board.scoring import default_max_moves
 from gomove.data.dataset import build_dataset
+from gomove.data.extractor import FeatureExtractor
+from gomove.data.visitor import owner_counts
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
-from gomove.features.mc_owner import (
-    N_BINS,
-    level_names,
-    owner_counts,
-    position_seed,
-)
-from gomove.playout.driver import default_max_moves, run_playouts
+from gomove.features.mc_owner import N_BINS, level_names
+from gomove.playout.driver import run_playouts
+from gomove.playout.rng import position_seed
 from gomove.reading.games import ReadConfig
 from gomove.reading.sgf import parse_game
 

@@ -24,19 +24,15 @@ from gamegen import random_sgf
 from gomove import pretrained
 from gomove.board.board import BLACK, WHITE, copy_board
 from gomove.board.replay import board_at
+from gomove.board.scoring import default_max_moves
 from gomove.cli.models import load_territory
 from gomove.cli.ownership import main
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.boardplot import stones
 from gomove.play.ownership import CRF, PLAYOUTS, crf_ownership, ownership, plot_ownership
-from gomove.playout.driver import (
-    default_max_moves,
-    play_game,
-    run_playouts,
-    seed_state,
-    start_state,
-)
+from gomove.playout.driver import play_game, run_playouts, start_state
 from gomove.playout.policy import PatternPolicy
+from gomove.playout.rng import seed_state
 from gomove.reading.sgf import parse_game
 
 TWO_GROUPS = """

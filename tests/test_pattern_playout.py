@@ -51,6 +51,7 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import NO_MOVE, PASS
+from gomove.board.scoring import default_max_moves, is_eye
 from gomove.experiment.run import run
 from gomove.features.levels import last_move
 from gomove.features.light import (
@@ -60,19 +61,12 @@ from gomove.features.light import (
     pattern_levels,
 )
 from gomove.features.light_gammas import LEVEL_GROUPS
-from gomove.playout.driver import (
-    default_max_moves,
-    is_eye,
-    new_rng,
-    play_game,
-    reset_state,
-    run_games,
-    seed_state,
-    start_state,
-)
+from gomove.models.checkpoint import load_checkpoint
+from gomove.playout.driver import play_game, reset_state, run_games, start_state
 from gomove.playout.pattern.check import check_gammas
 from gomove.playout.pattern.draw import collect_hot, hot_gammas, policy_gamma
 from gomove.playout.policy import PatternPolicy
+from gomove.playout.rng import new_rng, seed_state
 
 
 def with_self_atari(policy: PatternPolicy, gamma: float) -> PatternPolicy:
@@ -463,13 +457,11 @@ def test_train_light_writes_the_policy(games, tmp_path):  # noqa: F811
     metrics = run(tiny(games, tmp_path, ["features=light"]), out)
     assert 0.0 <= metrics["top1"] <= 1.0
     policy = PatternPolicy.load(out / "policy.npz")
-    again = PatternPolicy.from_checkpoint(out / "model.pt")
-    assert np.array_equal(policy.pattern, again.pattern)
-    from gomove.models.checkpoint import load_checkpoint
-
     state = load_checkpoint(out / "model.pt")
     reg = state["extractor"].registry
     log_gamma = state["module"].log_gamma.numpy()
+    again = PatternPolicy.from_gammas(reg, log_gamma)
+    assert np.array_equal(policy.pattern, again.pattern)
     _, raw_to_level = pattern_levels()
     code = int(np.flatnonzero(raw_to_level)[123])
     i = reg.index("pattern3x3", int(raw_to_level[code]))

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from gomove.board.board import BLACK, EMPTY, SIZE, WHITE, Board, new_board
 from gomove.board.coords import to_loc
 from gomove.board.replay import board_at
+from gomove.data.harvest import harvest
 from gomove.features.config import FeatureConfig
-from gomove.features.harvest import PatternTable, harvest
+from gomove.features.pattern_table import PatternTable
 from gomove.features.patterns import (
     MAX_RADIUS,
     build_table,

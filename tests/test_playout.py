@@ -29,14 +29,9 @@ from gomove.board.board import (
     new_board,
 )
 from gomove.board.coords import PASS, from_loc
-from gomove.playout.driver import (
-    area_score,
-    default_max_moves,
-    is_eye,
-    new_rng,
-    playout,
-    run_playouts,
-)
+from gomove.board.scoring import area_score, default_max_moves, is_eye
+from gomove.playout.driver import playout, run_playouts
+from gomove.playout.rng import new_rng
 
 # --- oracles -----------------------------------------------------------------
 

@@ -21,8 +21,8 @@ from gomove.board.coords import PASS, gtp_to_loc
 from gomove.board.replay import board_at, play_moves
 from gomove.cli.predict import main as predict_main
 from gomove.cli.predict import parse_moves
+from gomove.data.extractor import FeatureExtractor
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
 from gomove.play.predict import Predictor
 from gomove.reading.sgf import parse_game
 

@@ -30,11 +30,11 @@ import pytest
 import torch
 from synthetic import cfg_of, flat_of, make_data, make_groups, random_log_gamma, tiny_overrides
 
-import gomove.features.harvest as harvest_module
+import gomove.data.harvest as harvest_module
+from gomove.data.harvest import CHUNK_GAMES, harvest
 from gomove.data.loader import BatchLoader
 from gomove.experiment.run import TRAIN_STATE, run
 from gomove.features.config import FeatureConfig
-from gomove.features.harvest import CHUNK_GAMES, harvest
 from gomove.models.checkpoint import load_checkpoint
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.train.config import MMConfig, SGDConfig

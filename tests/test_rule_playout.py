@@ -29,8 +29,10 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import PASS
-from gomove.playout.driver import default_max_moves, new_rng, play_game, run_playouts, start_state
-from gomove.playout.rules import RULES, RulePlayer, rule_player
+from gomove.board.scoring import default_max_moves
+from gomove.playout.driver import play_game, run_playouts, start_state
+from gomove.playout.rng import new_rng
+from gomove.playout.rule import RULES, RulePlayer, rule_player
 
 
 def big_self_atari(color, loc: int, player: int, size: int, limit: int) -> bool:

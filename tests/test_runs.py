@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 from synthetic import tiny_overrides
 
+from gomove.data.extractor import FeatureExtractor
 from gomove.experiment.bench import ARCHIVE, DATA_ENV, games_path
 from gomove.experiment.runs import (
     History,
@@ -42,7 +43,6 @@ from gomove.experiment.runs import (
     read_positions,
 )
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
 from gomove.models.checkpoint import save_checkpoint
 from gomove.models.mm import BradleyTerry
 from gomove.samples import sample_path

@@ -31,6 +31,7 @@ from sgfmill import boards
 from gomove.board.board import BLACK, WHITE, new_board
 from gomove.board.coords import PASS, from_loc, gtp_to_loc, to_loc
 from gomove.board.replay import play_moves
+from gomove.board.scoring import area_score, area_score_judged, judged_dead
 from gomove.cli.predict import parse_moves
 from gomove.play.game import GameState
 from gomove.play.search.config import SearchConfig, pachi_prior
@@ -52,8 +53,8 @@ from gomove.play.search.tree import (
     pw_schedule,
     reset_tree,
 )
-from gomove.playout.driver import area_score, area_score_judged, judged_dead, new_rng
 from gomove.playout.policy import PatternPolicy
+from gomove.playout.rng import new_rng
 
 
 def test_schedule_is_coulom():

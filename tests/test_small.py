@@ -24,9 +24,9 @@ from synthetic import random_position
 
 from gomove.board.board import TO_MOVE, legal_moves
 from gomove.board.coords import from_loc
+from gomove.data.extractor import FeatureExtractor
+from gomove.data.harvest import harvest
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
-from gomove.features.harvest import harvest
 from gomove.features.small import level_names, small_vector
 from gomove.reading.games import ReadConfig, iter_games
 

@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from gomove.board.board import BLACK, WHITE, board_from_points, signed_points
+from gomove.board.scoring import area_score, area_score_judged
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.models.territory.features import board_symmetries, geometry, mc_counts
 from gomove.models.territory.judge import JUDGE_FEATURES, StringJudge, string_features
 from gomove.play.ownership import judged_score
-from gomove.playout.driver import area_score, area_score_judged
 from gomove.train.territory.judge import fit_logistic
 
 SIZE = 9

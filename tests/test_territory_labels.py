@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from board_ascii import board_from
 
-import gomove.data.territory as territory
+import gomove.data.territory_labels as territory
 from gomove.board.board import BLACK, WHITE
-from gomove.data.territory import (
+from gomove.data.territory_labels import (
     SKIP_REASONS,
     final_territory,
     game_territory,

@@ -23,7 +23,7 @@ from gomove.models.territory.features import (
     mc_counts,
     string_view,
 )
-from gomove.models.territory.sampler import run_chain, run_chains, seed_state, start_state
+from gomove.models.territory.sampler import chain_rng, first_spins, run_chain, run_chains
 from gomove.playout.pattern.playout import pattern_player
 from gomove.playout.pattern.tables import build_tables
 from gomove.train.resume import Resume
@@ -59,8 +59,8 @@ def random_model(size: int, seed: int):
 def test_compiled_sampler_matches_exact_enumeration(size):
     h, edges, w = random_model(size, size)
     mean0, pair0, _ = exact(h, edges, w)
-    s = start_state(h, 0)
-    mean, pair, totals = run_chain(h, edges, w, s, 200_000, 50, seed_state(1), True)
+    s = first_spins(h, 0)
+    mean, pair, totals = run_chain(h, edges, w, s, 200_000, 50, chain_rng(1), True)
     # couplings of both signs frustrate some loops and slow the mixing: 200,000 sweeps
     # leave errors of about 0.005 (0.001 at a million; a wrong sampler stays off)
     assert np.abs(mean - mean0).max() < 0.02
@@ -106,8 +106,8 @@ def test_parallel_chains_equal_single_chains_with_the_same_states():
     h, edges, w = random_model(4, 2)
     hs = np.stack([h, -h, 0.5 * h])
     ws = np.stack([w, w, -w])
-    s = np.stack([start_state(x, 0) for x in hs])
-    rng = np.array([seed_state(9, k) for k in range(3)])
+    s = np.stack([first_spins(x, 0) for x in hs])
+    rng = np.array([chain_rng(9, k) for k in range(3)])
     singles = []
     for k in range(3):
         sk = s[k].copy()
@@ -170,8 +170,8 @@ def _sampled_data(true: TerritoryCRF, size: int, n: int, seed: int):
     edges = geometry(size).edges
     for k in range(n):
         h, w = true.position_potentials(colour[k], int(to_move[k]), size)
-        s = start_state(h, k)
-        run_chain(h, edges, w, s, 1, 30, seed_state(seed, k), False)
+        s = first_spins(h, k)
+        run_chain(h, edges, w, s, 1, 30, chain_rng(seed, k), False)
         owner[k] = s * to_move[k]
     return colour, to_move, owner
 
@@ -233,9 +233,9 @@ def test_independent_fields_recovered_and_answered_exactly():
     np.testing.assert_allclose(est.expected_owner.reshape(-1), sign * np.tanh(h), atol=1e-12)
     assert est.mean_score == pytest.approx(sign * np.tanh(h).sum() - 0.5)
     assert est.score_stdev == pytest.approx(np.sqrt((1 - np.tanh(h) ** 2).sum()))
-    s = start_state(h, 0)
+    s = first_spins(h, 0)
     mean, _, _ = run_chain(h, geometry(size).edges, np.zeros(len(geometry(size).edges)), s,
-                           5, 0, seed_state(0, 0), False)  # fmt: skip
+                           5, 0, chain_rng(0, 0), False)  # fmt: skip
     np.testing.assert_allclose(mean, np.tanh(h), atol=1e-12)  # Rao-Blackwellized: exact too
 
 

@@ -21,7 +21,7 @@ from synthetic import CONFIGS
 
 from gomove.board.board import BLACK, board_from_points
 from gomove.cli.territory import main as territory_main
-from gomove.data.territory import territory_dataset, territory_from_dead
+from gomove.data.territory_labels import territory_dataset, territory_from_dead
 from gomove.evaluate.territory import MOVES, OwnerScores
 from gomove.experiment.territory import (
     compare_methods,

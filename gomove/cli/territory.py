@@ -23,7 +23,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from gomove.cli import doc_parser
-from gomove.data.territory import territory_dataset
+from gomove.data.territory_labels import territory_dataset
 from gomove.experiment.territory import (
     compare_methods,
     crf_counter,

@@ -36,7 +36,9 @@ from tqdm import tqdm
 
 from gomove.atomic import atomic_write_json, exclusive
 from gomove.board.zobrist import PATTERN_SEED, POSITION_SEED
+from gomove.data.extractor import FeatureExtractor
 from gomove.data.flat import FlatData
+from gomove.data.harvest import harvest
 from gomove.data.store import (
     FORMAT_VERSION,
     Appender,
@@ -51,8 +53,7 @@ from gomove.data.store import (
     write_progress,
 )
 from gomove.features.config import FEATURES_VERSION, FeatureConfig
-from gomove.features.extractor import FeatureExtractor
-from gomove.features.harvest import TABLE_FORMAT_VERSION, PatternTable, harvest
+from gomove.features.pattern_table import TABLE_FORMAT_VERSION, PatternTable
 from gomove.features.registry import Registry
 from gomove.reading.games import ReadConfig, ReadStats, expand_paths, iter_games
 

@@ -33,11 +33,11 @@ from gomove.board.board import BLACK, SIZE, copy_board, new_board, play
 from gomove.board.coords import loc_to_gtp, move_to_loc
 from gomove.board.replay import Rules, board_at, game_arrays, replay
 from gomove.data.dataset import build_dataset, harvest_cached
+from gomove.data.extractor import FeatureExtractor
+from gomove.data.harvest import harvest
 from gomove.data.loader import BatchLoader
 from gomove.experiment.runs import History, launch, read_history
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
-from gomove.features.harvest import harvest
 from gomove.memory import peak_rss_mb
 from gomove.models.territory.crf import SWEEPS as CRF_SWEEPS
 from gomove.models.territory.crf import TerritoryCRF
@@ -47,9 +47,10 @@ from gomove.play.ownership import ownership
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig, pachi_prior, pachi_pw_prior
 from gomove.play.search.search import Search
-from gomove.playout.driver import new_rng, playout, run_playouts
+from gomove.playout.driver import playout, run_playouts
 from gomove.playout.policy import PatternPolicy
-from gomove.playout.rules import RULES
+from gomove.playout.rng import new_rng
+from gomove.playout.rule import RULES
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.samples import sample_path
 from gomove.train.config import RankerConfig, SGDConfig, auto_batch_size

@@ -32,12 +32,12 @@ from torch.utils.tensorboard import SummaryWriter
 
 from gomove.atomic import atomic_save_npz
 from gomove.data.dataset import Dataset, build_dataset, default_workers, harvest_cached
+from gomove.data.extractor import FeatureExtractor
 from gomove.data.loader import scoring_batches
 from gomove.data.sources import paths, read_config
 from gomove.evaluate.measures import evaluate, measures, score_positions, validator
 from gomove.evaluate.report import format_table, write_report
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
 from gomove.features.hierarchy import Hierarchy
 from gomove.features.light_gammas import LightGammas
 from gomove.features.registry import Registry

@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 from gomove.atomic import atomic_write_json
 from gomove.board.board import BLACK, WHITE, board_from_points
 from gomove.data.sources import paths
-from gomove.data.territory import TerritorySet, territory_dataset
+from gomove.data.territory_labels import TerritorySet, territory_dataset
 from gomove.evaluate.report import plot_calibration
 from gomove.evaluate.territory import MOVES, Calibration, OwnerScores
 from gomove.models.device import resolve_device

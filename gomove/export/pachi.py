@@ -63,7 +63,7 @@ from pathlib import Path
 import numpy as np
 
 from gomove.atomic import atomic_write_text
-from gomove.features.harvest import PatternTable
+from gomove.features.pattern_table import PatternTable
 from gomove.features.patterns import S_EMPTY, S_OFF, S_OPP, S_OWN, make_templates, states_hash
 from gomove.features.registry import SHAPE_GROUP, Registry
 

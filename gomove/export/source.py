@@ -22,10 +22,10 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from gomove.data.dataset import Dataset, build_dataset
+from gomove.data.extractor import FeatureExtractor
 from gomove.data.sources import paths, read_config
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
-from gomove.features.harvest import PatternTable
+from gomove.features.pattern_table import PatternTable
 from gomove.features.registry import SHAPE_GROUP
 from gomove.models.checkpoint import load_checkpoint
 

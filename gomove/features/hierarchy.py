@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from gomove.features.harvest import PatternTable
+from gomove.features.pattern_table import PatternTable
 from gomove.features.registry import SHAPE_GROUP, GroupSpan, Registry
 
 

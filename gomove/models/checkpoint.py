@@ -20,10 +20,10 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from gomove.atomic import atomic_write, atomic_write_text
+from gomove.data.extractor import FeatureExtractor
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
-from gomove.features.harvest import PatternTable
 from gomove.features.light import PATTERN3X3_GROUP
+from gomove.features.pattern_table import PatternTable
 from gomove.features.registry import SHAPE_GROUP, Registry
 from gomove.models import MoveModel
 from gomove.models.fbt import FactorizationBT

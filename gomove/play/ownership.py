@@ -31,9 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from gomove.board.board import BLACK, SIZE, WHITE, Board, signed_points
+from gomove.board.scoring import area_score_judged, area_score_without
 from gomove.models.territory.crf import SWEEPS, TerritoryCRF
 from gomove.play.boardplot import draw_board, new_figure, save_figure
-from gomove.playout.driver import area_score_judged, area_score_without, run_playouts
+from gomove.playout.driver import run_playouts
 from gomove.playout.policy import PatternPolicy
 
 PLAYOUTS = "playouts"

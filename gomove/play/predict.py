@@ -22,7 +22,7 @@ import torch
 from gomove import pretrained
 from gomove.board.board import BLACK, SIZE, WHITE, Board
 from gomove.board.coords import PASS, from_loc, loc_to_gtp
-from gomove.features.extractor import FeatureExtractor
+from gomove.data.extractor import FeatureExtractor
 from gomove.models import MoveModel
 from gomove.models.checkpoint import load_checkpoint
 from gomove.play.boardplot import draw_board, new_figure, save_figure

@@ -19,7 +19,6 @@ import numpy as np
 from gomove import pretrained
 from gomove.board.board import Board
 from gomove.features.light_gammas import LightGammas
-from gomove.models.checkpoint import load_checkpoint
 from gomove.playout.driver import run_playouts
 from gomove.playout.pattern.playout import PatternPlayer, pattern_player
 from gomove.playout.pattern.tables import PolicyTables, build_tables
@@ -30,15 +29,6 @@ class PatternPolicy(LightGammas):
     """The gammas of a policy file plus the kernel tables built from them (once)."""
 
     _tables: PolicyTables | None = field(default=None, init=False, repr=False, compare=False)
-
-    @classmethod
-    def from_checkpoint(cls, path: str | Path) -> PatternPolicy:
-        """From a model.pt of ``train.py model=mm features=light``."""
-        state = load_checkpoint(path)
-        log_gamma = state["module"].log_gammas()
-        if log_gamma is None:
-            raise ValueError(f"{path}: a pattern policy needs an mm model's gammas")
-        return cls.from_gammas(state["extractor"].registry, log_gamma.numpy())
 
     @classmethod
     def default(cls) -> PatternPolicy:
@@ -68,7 +58,7 @@ class PatternPolicy(LightGammas):
         seed: int,
         max_moves: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """n pattern-policy playouts from board (unchanged), as board.playout.run_playouts.
+        """n pattern-policy playouts from board (unchanged), as driver.run_playouts.
 
         Returns (scores float64[n], owner_counts int64[3, size, size]).
         """

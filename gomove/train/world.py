@@ -37,14 +37,9 @@ import torch
 import torch.distributed as dist
 
 from gomove.data.dataset import harvest_source, share
+from gomove.data.harvest import count_arrays, count_patterns, stone_states, table_of
 from gomove.features.config import FeatureConfig
-from gomove.features.harvest import (
-    PatternTable,
-    count_arrays,
-    count_patterns,
-    stone_states,
-    table_of,
-)
+from gomove.features.pattern_table import PatternTable
 from gomove.reading.games import ReadConfig, ReadStats, iter_games
 
 

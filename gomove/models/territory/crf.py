@@ -33,7 +33,7 @@ from gomove.board.board import BLACK, SIZE, Board, signed_points
 from gomove.features.light_gammas import LightGammas
 from gomove.models.territory.features import FeatureSet, feature_set, features, geometry
 from gomove.models.territory.judge import StringJudge
-from gomove.models.territory.sampler import run_chain, seed_state, start_state
+from gomove.models.territory.sampler import chain_rng, first_spins, run_chain
 from gomove.playout.pattern.playout import PatternPlayer, pattern_player
 from gomove.playout.pattern.tables import build_tables
 
@@ -170,9 +170,9 @@ class TerritoryCRF(torch.nn.Module):
                 score_stdev=float(np.sqrt((1.0 - mean * mean).sum())),
                 sweeps=0,
             )
-        s = start_state(h, seed)
+        s = first_spins(h, seed)
         mean, _, totals = run_chain(
-            h, geometry(size).edges, w, s, sweeps, burn, seed_state(seed), False
+            h, geometry(size).edges, w, s, sweeps, burn, chain_rng(seed), False
         )
         black = 0.5 * (1.0 + sign * mean)
         scores = sign * totals - komi

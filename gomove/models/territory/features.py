@@ -64,10 +64,12 @@ import numpy as np
 from numba import njit
 
 from gomove.board.board import BLACK, SIZE, WHITE, copy_board, new_board, place_points
-from gomove.features.mc_owner import position_seed
+from gomove.board.scoring import default_max_moves
 from gomove.features.patterns import SYMMETRIES
-from gomove.playout.driver import UNIFORM, default_max_moves, run_games
-from gomove.playout.rules import RULES
+from gomove.playout.driver import run_games
+from gomove.playout.rng import position_seed
+from gomove.playout.rule import RULES
+from gomove.playout.uniform import UNIFORM
 
 CAP = 4  # liberties, distances and edge distances are capped here
 N_CLASS = 1 + 2 * CAP  # empty, friend with 1..CAP liberties, enemy with 1..CAP

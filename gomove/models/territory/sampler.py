@@ -27,24 +27,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
+from gomove.playout.rng import splitmix_uniform
 
 
-@njit(cache=True, inline="always")
-def _uniform(rng: np.ndarray) -> float:
-    """splitmix64 on the one-word state rng[0]: a uniform in [0, 1). Each chain carries
-    its own state, so parallel chains give the same numbers whatever thread runs them."""
-    rng[0] += _GOLDEN
-    z = rng[0]
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-def seed_state(*keys: int) -> np.ndarray:
+def chain_rng(*keys: int) -> np.ndarray:
     """A chain's RNG state (uint64[1]) from integer keys (seed, step, position, ...)."""
     ss = np.random.SeedSequence([int(k) & 0xFFFFFFFF for k in keys])
     return ss.generate_state(1, dtype=np.uint64)
@@ -95,7 +81,7 @@ def sweep(
         we = w[e]
         prod = s[a] * s[b]
         if (we > 0.0 and prod > 0) or (we < 0.0 and prod < 0):
-            if _uniform(rng) < p_open[e]:
+            if splitmix_uniform(rng) < p_open[e]:
                 ra = _find(parent, a)
                 rb = _find(parent, b)
                 if ra != rb:
@@ -124,7 +110,7 @@ def sweep(
                 pair_out[e] += weight * prod * field[ra] * field[rb]
     for i in range(n):
         if parent[i] == i:  # sigmoid(2 H) = (1 + tanh H) / 2
-            field[i] = 1.0 if _uniform(rng) < 0.5 * (1.0 + field[i]) else -1.0
+            field[i] = 1.0 if splitmix_uniform(rng) < 0.5 * (1.0 + field[i]) else -1.0
     for i in range(n):
         if field[parent[i]] < 0.0:
             s[i] = -s[i]
@@ -142,7 +128,7 @@ def run_chain(
     pairs: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """burn + sweeps sweeps from state s (int8[N], left in the last state); rng: the
-    chain's state (seed_state), advanced.
+    chain's state (chain_rng), advanced.
 
     Returns (E[s_i] float64[N], E[s_i s_j] float64[E] or empty, the sum of the spins
     after each counted sweep float64[sweeps]).
@@ -193,7 +179,7 @@ def run_chains(
     return mean, pair
 
 
-def start_state(h: np.ndarray, seed: int) -> np.ndarray:
+def first_spins(h: np.ndarray, seed: int) -> np.ndarray:
     """A chain's first state: each spin drawn from its field alone."""
     rng = np.random.default_rng(seed)
     p = 1.0 / (1.0 + np.exp(-2.0 * np.asarray(h, dtype=np.float64)))

@@ -20,8 +20,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gomove.board.board import NMOVES, SIZE, Board, W, legal_moves
+from gomove.board.board import NMOVES, SIZE, Board, W, legal_moves, restore_board, restore_position
 from gomove.board.coords import PASS
+from gomove.board.scoring import area_score_into, eye_at
 from gomove.play.search.tree import (
     N_NODES,
     PENDING,
@@ -30,17 +31,9 @@ from gomove.play.search.tree import (
     open_by_amaf,
     open_count,
 )
-from gomove.playout.driver import (
-    area_score_into,
-    eye_at,
-    policy_moves,
-    policy_play,
-    policy_reset,
-    random_below,
-    restore_board,
-    restore_position,
-)
+from gomove.playout.hooks import policy_moves, policy_play, policy_reset
 from gomove.playout.pattern.replies import learn_replies
+from gomove.playout.rng import random_below
 
 # params slots (float64): the switches of SearchConfig the loop reads
 C_UCT = 0  # exploration constant

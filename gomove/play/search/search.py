@@ -25,6 +25,7 @@ import numpy as np
 from gomove.board.board import BLACK, LAST, SIZE, WHITE, Board, copy_board, is_superko
 from gomove.board.coords import PASS
 from gomove.board.distance import cfg_distances
+from gomove.board.scoring import area_score, area_score_judged, default_max_moves
 from gomove.play.predict import Predictor
 from gomove.play.search.config import SearchConfig
 from gomove.play.search.kernels import (
@@ -54,17 +55,12 @@ from gomove.play.search.tree import (
     pw_schedule,
     reset_tree,
 )
-from gomove.playout.driver import (
-    UNIFORM,
-    area_score,
-    area_score_judged,
-    default_max_moves,
-    new_rng,
-    start_state,
-)
+from gomove.playout.driver import start_state
 from gomove.playout.pattern.playout import PatternPlayer
 from gomove.playout.pattern.replies import new_replies, no_replies, replies_width
 from gomove.playout.policy import PatternPolicy
+from gomove.playout.rng import new_rng
+from gomove.playout.uniform import UNIFORM
 
 RESIGN = "resign"
 # virtual wins at CFG distance 1, 2, 3 from the last move, per unit of prior_local

@@ -32,9 +32,9 @@ from gomove.board.board import (
 from gomove.board.coords import PASS
 from gomove.features.levels import LastMove, capture_and_extension
 from gomove.features.light import levels_at, light_code
-from gomove.playout.driver import uniform01
 from gomove.playout.pattern.state import PatternState
 from gomove.playout.pattern.tables import PolicyTables
+from gomove.playout.rng import uniform01
 
 MAX_TRIES = 64  # rejections in a row before a move is drawn by a full scan
 

@@ -33,10 +33,10 @@ from numba import njit
 
 from gomove.board.board import EMPTY, WHITE, Board, W
 from gomove.features.light import contiguous
-from gomove.playout.driver import uniform01
 from gomove.playout.pattern.draw import exact_gamma
 from gomove.playout.pattern.state import PatternState
 from gomove.playout.pattern.tables import PolicyTables
+from gomove.playout.rng import uniform01
 
 OPEN_CODE = 0  # the light code of a point whose 8 neighbours are empty (S_EMPTY is 0)
 

@@ -23,15 +23,7 @@ from numba.extending import overload
 from gomove.board.board import KO, LAST, LAST2, SIZE, Board, W, big_self_atari, play_arrays
 from gomove.board.coords import PASS
 from gomove.features.levels import last_move
-from gomove.playout.driver import (
-    is_policy,
-    policy_moves,
-    policy_play,
-    policy_reset,
-    policy_state,
-    random_below,
-    uniform01,
-)
+from gomove.playout.hooks import is_policy, policy_moves, policy_play, policy_reset, policy_state
 from gomove.playout.pattern.check import check_gammas
 from gomove.playout.pattern.draw import (
     MAX_TRIES,
@@ -54,6 +46,7 @@ from gomove.playout.pattern.state import (
 )
 from gomove.playout.pattern.tables import PolicyTables
 from gomove.playout.pattern.tactics import tactical_moves
+from gomove.playout.rng import random_below, uniform01
 
 
 class PatternPlayer(NamedTuple):

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from gomove.board.board import BLACK, WHITE, is_legal_arrays
-from gomove.playout.driver import eye_at
+from gomove.board.scoring import eye_at
 
 
 def no_replies() -> np.ndarray:

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from gomove.board.board import BLACK, EMPTY, KO, WHITE, Board, W, is_legal, new_board
+from gomove.board.scoring import is_eye
 from gomove.features.levels import CAPTURE_OTHER
 from gomove.features.light import (
     S_OPP_ATARI,
@@ -32,7 +33,6 @@ from gomove.features.light import (
 )
 from gomove.features.light_gammas import LEVEL_GROUPS, LightGammas
 from gomove.features.patterns import S_EMPTY, S_OFF, S_OWN
-from gomove.playout.driver import is_eye
 
 
 class PolicyTables(NamedTuple):

@@ -47,7 +47,7 @@ from gomove.board.board import (
     liberty_walk,
     libs_after_arrays,
 )
-from gomove.playout.driver import eye_at
+from gomove.board.scoring import eye_at
 
 
 @njit(cache=True, inline="always")

@@ -27,11 +27,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from gomove.board.board import SIZE, Board
+from gomove.board.scoring import default_max_moves
 from gomove.data.labels import Labelled
 from gomove.features.light import pattern_levels
 from gomove.features.light_gammas import LightGammas
-from gomove.playout.driver import default_max_moves, seed_state
 from gomove.playout.policy import PatternPolicy
+from gomove.playout.rng import seed_state
 from gomove.train.balance.gradient import (
     Games,
     Gradient,

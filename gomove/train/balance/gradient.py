@@ -25,20 +25,15 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from gomove.board.board import KO, LAST, SIZE, Board, W, copy_board, play
+from gomove.board.board import KO, LAST, SIZE, Board, W, copy_board, play, restore_position
 from gomove.board.coords import PASS
+from gomove.board.scoring import area_score_into
 from gomove.features.light import light_levels
-from gomove.playout.driver import (
-    area_score_into,
-    policy_moves,
-    policy_reset,
-    policy_state,
-    restore_position,
-    seed_state,
-)
+from gomove.playout.hooks import policy_moves, policy_reset, policy_state
 from gomove.playout.pattern.draw import policy_gamma
 from gomove.playout.pattern.playout import PatternPlayer
 from gomove.playout.pattern.tables import PolicyTables
+from gomove.playout.rng import seed_state
 
 
 class Gradient(NamedTuple):

@@ -15,7 +15,7 @@ import logging
 import numpy as np
 from tqdm.auto import tqdm
 
-from gomove.data.territory import TerritorySet
+from gomove.data.territory_labels import TerritorySet
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.models.territory.judge import StringJudge, string_features
 

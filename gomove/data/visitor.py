@@ -9,16 +9,16 @@ pass over the game:
   loc order, then pass last; the played move's index among them is the
   position's ``winner`` (-1, and no rows, when it is not a candidate: a
   superko violation the reader let through).
-- per candidate, one row of each enabled group: ``tactical`` (Coulom's
-  groups, tactical.py's columns), ``light`` (light.py's groups, the pattern
-  column as its level), ``shapes`` (the largest harvested pattern,
-  patterns.match_largest, 0 for none and for pass), ``mc_owner`` (the
-  Monte-Carlo owner level, mc_owner.py; its playouts run on a copy before
-  anything else touches the position, seeded by position), ``small``
-  (Stern's small vector + 1, small.py; 0 for pass).
+- per candidate, one row of each enabled group (the groups of gomove.features):
+  ``tactical`` (Coulom's groups, tactical.py's columns), ``light`` (light.py's
+  groups, the pattern column as its level), ``shapes`` (the largest harvested
+  pattern, patterns.match_largest, 0 for none and for pass), ``mc_owner`` (the
+  Monte-Carlo owner level, mc_owner.py; its uniform playouts, ``owner_counts``, run
+  on a copy before anything else touches the position, seeded by position),
+  ``small`` (Stern's small vector + 1, small.py; 0 for pass).
 - ``harvest``: the canonical hash of every template radius around the played
   move (0 for a pass) and the states of the largest template's points, for the
-  pattern counts and drawings of harvest.py; no candidates.
+  pattern counts and drawings of gomove.data.harvest; no candidates.
 
 Rows of kept positions go back to back into the ``*_out`` arrays;
 ``pos_start[i]:pos_start[i + 1]`` are move i's. ``FeatureVisitor.new`` sizes
@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from gomove.board.board import LAST, TO_MOVE, W, legal_moves
+from gomove.board.board import LAST, SIZE, TO_MOVE, W, legal_moves
 from gomove.board.coords import PASS
 from gomove.board.replay import is_visitor, visit
 from gomove.features.light import (
@@ -46,10 +46,24 @@ from gomove.features.light import (
     SELF_ATARI_COL,
     light_levels,
 )
-from gomove.features.mc_owner import owner_counts, owner_level, position_seed
+from gomove.features.mc_owner import owner_level
 from gomove.features.patterns import Templates, match_largest, pattern_hashes, pattern_states
 from gomove.features.small import small_vector
 from gomove.features.tactical import N_TACTICAL, tactical_levels
+from gomove.playout.driver import run_games
+from gomove.playout.rng import position_seed
+from gomove.playout.uniform import UNIFORM
+
+
+@njit(cache=True)
+def owner_counts(b, color: int, n_playouts: int, seed: np.uint64, max_moves: int, out) -> None:
+    """out[pt] (size*size) = playouts of n whose final owner of pt is color; b unchanged:
+    the Monte-Carlo owner feature's counts (gomove.features.mc_owner), n uniform
+    playouts of the one playout driver."""
+    size = b.info[SIZE]
+    counts = np.zeros((3, size * size), np.int64)
+    run_games(b, color, 0.0, n_playouts, seed, max_moves, UNIFORM, counts)
+    out[:] = counts[color]
 
 
 @njit(cache=True, inline="always")

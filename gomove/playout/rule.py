@@ -46,18 +46,9 @@ from gomove.board.board import (
     play_arrays,
 )
 from gomove.board.coords import PASS
-from gomove.playout.driver import (
-    draw_empty,
-    empty_lists,
-    is_policy,
-    list_empties,
-    playable,
-    policy_moves,
-    policy_state,
-    random_below,
-    take_empty,
-    uniform01,
-)
+from gomove.playout.hooks import is_policy, policy_moves, policy_state
+from gomove.playout.rng import random_below, uniform01
+from gomove.playout.uniform import draw_empty, empty_lists, list_empties, playable, take_empty
 
 
 class RulePlayer(NamedTuple):

@@ -9,7 +9,7 @@ Terms:
   n playouts, half with black to move first and half with white, of the settle
   policy; a string is dead when the other colour owns its points in most of
   them (the mean over its stones of P(own colour) - P(other colour) is below 0).
-- settle policy (``Settle``): the uniform policy (gomove.playout.driver) that
+- settle policy (gomove.playout.uniform.settle_policy): the uniform policy that
   never plays a self-atari leaving more than ``limit`` stones in atari. A
   finished game of a territory ruleset leaves dame open and groups short of
   liberties; uniform playouts fill them at random and kill big live groups by
@@ -22,8 +22,8 @@ Terms:
   ``final_status_list dead``; the dead stones are GNU Go's exactly in 92.7%
   (settle), 86.7% (uniform) and 94.0% (pattern) of games, the owners on 99.3%,
   98.9% and 99.6% of points. On all 336 counted games of the first 1,000,
-  settle playouts label 296 (88.1%). The pattern policy sits above this layer:
-  a layer above may pass its playouts (``territory_dataset(playouts=...)``).
+  settle playouts label 296 (88.1%). A caller may pass other playouts
+  (``territory_dataset(playouts=...)``), a pattern policy's for example.
 - seki: a live string touching an empty point that stays dame (touches both
   colours at the end) in most playouts, a point the settle policy never fills
   because it would be a self-atari. The empty regions such strings alone
@@ -58,7 +58,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
-from numba.extending import overload
 from tqdm import tqdm
 
 from gomove.atomic import atomic_save_npz, atomic_write_json
@@ -74,18 +73,10 @@ from gomove.board.board import (
 )
 from gomove.board.coords import to_loc
 from gomove.board.replay import game_arrays, start_board
+from gomove.board.scoring import area_score, judged_dead
 from gomove.data.dataset import cache_key, default_workers, input_fingerprint
-from gomove.playout.driver import (
-    area_score,
-    empty_lists,
-    is_policy,
-    judged_dead,
-    list_empties,
-    policy_moves,
-    policy_state,
-    run_playouts,
-    uniform_moves,
-)
+from gomove.playout.driver import run_playouts
+from gomove.playout.uniform import settle_policy
 from gomove.reading.games import FILTER_REASONS, ReadConfig, ReadStats, iter_games
 from gomove.reading.sgf import Game
 
@@ -98,47 +89,9 @@ SKIP_REASONS = ("not counted", "score mismatch", "unreadable", "filtered")
 Playouts = Callable[[Board, int, float, int, int], tuple[np.ndarray, np.ndarray]]
 
 
-# ---- the settle policy --------------------------------------------------------------
-
-
-class Settle(NamedTuple):
-    """Uniform playouts without a self-atari of more than ``limit`` stones (module docstring;
-    limit 0: self-ataris allowed)."""
-
-    limit: int
-
-    PLAIN = True  # nothing kept in step with the board (driver.is_plain)
-
-
-@overload(policy_state, jit_options={"cache": True})
-def _settle_state(policy, b):
-    if is_policy(policy, Settle):
-
-        def impl(policy, b):
-            return empty_lists(b)
-
-        return impl
-    return None
-
-
-@overload(policy_moves, jit_options={"cache": True})
-def _settle_policy_moves(policy, state, b, color, rng, max_moves, moves_out):
-    if is_policy(policy, Settle):
-
-        def impl(policy, state, b, color, rng, max_moves, moves_out):
-            empties, epos = state
-            n_empty = list_empties(b, empties, epos)
-            return uniform_moves(
-                b, color, rng, max_moves, empties, epos, n_empty, moves_out, policy.limit
-            )
-
-        return impl
-    return None
-
-
 def settle_playouts(limit: int = DEFAULT_LIMIT) -> Playouts:
     """run_playouts with the settle policy, as a Playouts callable."""
-    policy = Settle(int(limit))
+    policy = settle_policy(limit)
 
     def playouts(board: Board, color: int, komi: float, n: int, seed: int):
         return run_playouts(board, color, komi, n, seed, policy=policy)

@@ -1,13 +1,11 @@
-"""Harvesting shape patterns from training games, and the PatternTable it yields.
+"""Harvesting shape patterns from training games: the counts that make a PatternTable.
 
 Terms:
 - sighting: the canonical hash of one template radius around one played move.
-- PatternTable: the kept patterns (seen at least min_count times), ordered by
-  radius then by decreasing count; pattern i is shape level i + 1.
-- stones: one stone configuration per kept pattern (the sighting that put it
-  in the exact counts), the point states (patterns.S_*) of its template in
-  template order, so a pattern can be drawn or written for another program
-  (gomove.export.pachi); 2 bits a point packed in 3 words while counting.
+- PatternTable (gomove.features.pattern_table): the kept patterns (seen at least
+  min_count times), ordered by radius then by decreasing count.
+- stones: the configuration of a pattern's sighting that put it in the exact
+  counts, 2 bits a point packed in 3 words while counting.
 
 Memory stays bounded when the number of distinct patterns explodes (Stern,
 "Harvesting": a Bloom filter): a pattern's first sighting only sets bits of a
@@ -28,8 +26,6 @@ from __future__ import annotations
 import logging
 import multiprocessing as mp
 from collections.abc import Iterable
-from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -39,98 +35,16 @@ from tqdm import tqdm
 
 from gomove.atomic import atomic_save_npz
 from gomove.board.replay import game_arrays, replay, start_board
+from gomove.data.visitor import FeatureVisitor
 from gomove.features.config import FeatureConfig
-from gomove.features.patterns import Templates, build_table, make_templates, pattern_parents
-from gomove.features.position import FeatureVisitor
+from gomove.features.pattern_table import PatternTable
+from gomove.features.patterns import Templates, make_templates
 
 log = logging.getLogger(__name__)
 
-TABLE_FORMAT_VERSION = 2  # 2: stones
 CHUNK_GAMES = 25  # games hashed per task (and per saved part)
 STONE_WORDS = 3  # 2 bits for each of the 72 points of radius 10
 _NO_LEVELS = np.zeros(1, np.int32)  # harvesting reads no light levels
-
-
-@dataclass(frozen=True)
-class PatternTable:
-    hashes: np.ndarray  # uint64[P]
-    radius: np.ndarray  # int64[P]
-    count: np.ndarray  # int64[P]
-    min_radius: int
-    max_radius: int
-    min_count: int
-    # uint8[P, N]: pattern i's point states in template order, its first
-    # templates.ends[radius] points (the rest 0); None for tables rebuilt from names
-    stones: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return len(self.hashes)
-
-    @cached_property
-    def parents(self) -> np.ndarray:
-        """int32[P]: every pattern's parent level (patterns.pattern_parents: the harvested
-        pattern of the next smaller radius inside it, 0 for none), derived from the
-        stones when first asked for, so the table's file holds nothing more."""
-        if self.stones is None:
-            raise ValueError("this pattern table has no stones (rebuilt from names): no parents")
-        t = make_templates(self.min_radius, self.max_radius)
-        return pattern_parents(t, self.hashes, self.radius, self.stones)
-
-    def level_names(self) -> tuple[str, ...]:
-        return tuple(f"r{r}:0x{int(h):016x}" for h, r in zip(self.hashes, self.radius, strict=True))
-
-    def lookup(self) -> tuple[np.ndarray, np.ndarray]:
-        return build_table(self.hashes)
-
-    def to_dict(self) -> dict:
-        """The table as plain arrays and numbers (a checkpoint's ``patterns``)."""
-        return {
-            "hashes": self.hashes,
-            "radius": self.radius,
-            "count": self.count,
-            "min_radius": self.min_radius,
-            "max_radius": self.max_radius,
-            "min_count": self.min_count,
-            "stones": self.stones,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict) -> PatternTable:
-        return cls(
-            np.asarray(d["hashes"], dtype=np.uint64),
-            np.asarray(d["radius"], dtype=np.int64),
-            np.asarray(d["count"], dtype=np.int64),
-            int(d["min_radius"]),
-            int(d["max_radius"]),
-            int(d["min_count"]),
-            None if d.get("stones") is None else np.asarray(d["stones"], dtype=np.uint8),
-        )
-
-    def save(self, path: str | Path) -> None:
-        """The table file (``patterns-<key>.npz`` of the cache): to_dict plus a format version."""
-        d = self.to_dict()
-        if d["stones"] is None:
-            d["stones"] = np.zeros((len(self), 0), np.uint8)
-        meta = [TABLE_FORMAT_VERSION, d.pop("min_radius"), d.pop("max_radius"), d.pop("min_count")]
-        atomic_save_npz(path, **d, meta=np.array(meta))
-
-    @classmethod
-    def load(cls, path: str | Path) -> PatternTable:
-        with np.load(path) as z:
-            version, rmin, rmax, mc = (int(v) for v in z["meta"])
-            if version != TABLE_FORMAT_VERSION:
-                raise ValueError(
-                    f"{path}: pattern table format {version}, expected {TABLE_FORMAT_VERSION}"
-                )
-            stones = z["stones"] if z["stones"].shape[1] else None
-            return cls.from_dict(
-                {"hashes": z["hashes"], "radius": z["radius"], "count": z["count"]}
-                | {"min_radius": rmin, "max_radius": rmax, "min_count": mc, "stones": stones}
-            )
-
-    def summary(self) -> dict:
-        per_radius = {int(r): int(np.sum(self.radius == r)) for r in np.unique(self.radius)}
-        return {"patterns": len(self), "min_count": self.min_count, "per_radius": per_radius}
 
 
 @njit(cache=True)
@@ -206,7 +120,7 @@ def _dump(counts) -> tuple[np.ndarray, np.ndarray]:
 def played_hashes(game, t: Templates) -> tuple[np.ndarray, np.ndarray]:
     """uint64[N, R]: the canonical hash of every radius around every move (0 for a pass),
     and uint8[N, P] the largest template's point states, from one replay with the
-    features' visitor (features/position.py) in harvest mode."""
+    features' visitor (gomove.data.visitor) in harvest mode."""
     ga = game_arrays(game)
     no_table = np.zeros(16, np.uint64), np.zeros(16, np.int32)
     v = FeatureVisitor.new(

@@ -18,17 +18,17 @@ import numpy as np
 
 from gomove.board.board import SIZE, Board
 from gomove.board.replay import game_arrays, replay, start_board
+from gomove.board.scoring import default_max_moves
+from gomove.data.visitor import FeatureVisitor, visit_position
 from gomove.features.config import FeatureConfig
-from gomove.features.harvest import PatternTable
 from gomove.features.light import LIGHT_GROUPS, light_level_names
 from gomove.features.light import pattern_levels as light_pattern_levels
 from gomove.features.mc_owner import level_names as mc_owner_level_names
+from gomove.features.pattern_table import PatternTable
 from gomove.features.patterns import make_templates
-from gomove.features.position import FeatureVisitor, visit_position
 from gomove.features.registry import SHAPE_GROUP, Group, Registry
 from gomove.features.small import level_names as small_level_names
 from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS
-from gomove.playout.driver import default_max_moves
 
 
 class FeatureExtractor:

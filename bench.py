@@ -1,4 +1,4 @@
-"""Benchmarks, JSON lines out: `python bench.py [replay] [extract] [mm] [fbt] [playout] [mc-owner]`.
+"""Benchmarks, JSON lines out: `python bench.py [BENCHMARK or SUITE ...]` (gomove.bench).
 
 The same as the ``gomove bench`` console script (gomove/cli/bench.py).
 """

@@ -1,4 +1,13 @@
-"""gomove: fast move-prediction models for Go learned from expert game records."""
+"""gomove: fast move-prediction models for Go learned from expert game records.
+
+Where to start reading: the packages bottom to top, each importing only those below
+it (tests/test_layers.py; README, Modules): ``board`` (the rules), ``reading`` (game
+records), ``features`` (what a candidate move is made of), ``playout`` (random games
+to the end), ``data`` (extraction and the on-disk layout), ``models``, ``evaluate``,
+``train`` (``gomove train``: gomove.train.trainers), ``export``, ``play`` (search, GTP,
+analysis), ``experiment`` (studies), ``bench`` and ``cli`` (``gomove SUB``). This
+module keys numba's cache on the kernel sources.
+"""
 
 from __future__ import annotations
 

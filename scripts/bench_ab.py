@@ -11,7 +11,8 @@ run on each checkout in turn, the order alternating by round; each side keeps
 its fastest time (process time). Jobs:
 
 - playout: pattern playouts from the empty 9x9 and 19x19 boards with each
-  playout step (plain, tactics, nakade, selfatari_max=2, local);
+  playout step (plain, tactics, nakade, selfatari_max=2, local), and uniform and
+  rule playouts;
 - fbt: one compiled SGD epoch (batch 128) of FBT (full, S=10, S=30) and LFR
   on the first 300 games of --data's 2006-01 month, cached in --cache-dir;
 - search: fixed-simulation searches of the bench's rows on the empty 9x9
@@ -19,7 +20,8 @@ its fastest time (process time). Jobs:
 
 Prints one line per job: each checkout's best seconds and the first one's
 time over it (above 1: faster than the first). Works on checkouts from before
-the package's layout change (gomove.benchmarks) as after it.
+the package's layout changes (gomove.benchmarks, then gomove.experiment.bench) as
+after them.
 """
 
 from __future__ import annotations
@@ -35,27 +37,58 @@ from pathlib import Path
 import torch
 
 from gomove.board.board import BLACK, SIZE, new_board
+from gomove.data.flat import FlatData
 from gomove.play.predict import Predictor
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
 from gomove.reading.games import ReadConfig, iter_games
-from gomove.train.config import SGDConfig
 
-# each worker imports the checkout on its PYTHONPATH, laid out before or after the
-# house issue's layout change
+# each worker imports the checkout on its PYTHONPATH, laid out as today or as before the
+# house issues' layout changes (gomove.experiment.bench, then gomove.benchmarks)
 try:
-    from gomove.data.flat import FlatData
-    from gomove.experiment.bench import SEARCH_ROWS as ROWS
-    from gomove.experiment.bench import bench_dataset, playout_positions
+    from gomove.bench.common import playout_positions
+    from gomove.bench.engine_speed import search_row
+    from gomove.bench.extraction import bench_dataset
+    from gomove.play.search.settings import SearchConfig
     from gomove.playout.driver import run_playouts
     from gomove.playout.policy import PatternPolicy
+    from gomove.playout.rule import RULES
+    from gomove.playout.uniform import UNIFORM
+    from gomove.train.context import TrainContext
+    from gomove.train.schemas import SGDConfig
     from gomove.train.sgd.loop import train_sgd
-except ImportError:  # the old layout's modules
-    from gomove.benchmarks import SEARCH_ROWS as ROWS  # noqa: I001
-    from gomove.benchmarks import bench_dataset, playout_positions
-    from gomove.board.playout import run_playouts
-    from gomove.play.policy import PatternPolicy
-    from gomove.train.sgd import train_sgd
+
+    def sgd_epoch(flat, registry, cfg):
+        return train_sgd(cfg, flat, TrainContext.of(registry, "cpu", progress=False))
+
+except ImportError:  # the layouts before: the trainers took their context unpacked
+    from gomove.play.search.config import SearchConfig  # noqa: I001
+    from gomove.train.config import SGDConfig
+
+    try:
+        from gomove.experiment.bench import SEARCH_ROWS as ROWS
+        from gomove.experiment.bench import bench_dataset, playout_positions
+        from gomove.playout.rules import RULES
+
+        from gomove.playout.driver import UNIFORM, run_playouts
+        from gomove.playout.policy import PatternPolicy
+        from gomove.train.sgd.loop import train_sgd
+    except ImportError:
+        from gomove.benchmarks import SEARCH_ROWS as ROWS
+        from gomove.benchmarks import bench_dataset, playout_positions
+        from gomove.board.playout import UNIFORM, run_playouts
+        from gomove.play.policy import PatternPolicy
+
+        RULES = None  # no rule playouts then
+
+        from gomove.train.sgd import train_sgd
+
+    def search_row(name, size):
+        kw = ROWS[name]
+        return kw(size) if callable(kw) else kw
+
+    def sgd_epoch(flat, registry, cfg):
+        return train_sgd(flat, registry.n_features, cfg, device="cpu", progress=False)
+
 
 PLAYOUT_ROWS = {
     "plain": {},
@@ -79,6 +112,8 @@ def jobs(only: set[str]) -> list[str]:
             for size, n in ((9, 1500), (19, 300))
             for row in PLAYOUT_ROWS
         ]
+        out += [f"playout|{size}|uniform|{n}" for size, n in ((9, 8000), (19, 1500))]
+        out += [f"playout|{size}|rules|{n}" for size, n in ((9, 6000), (19, 1000))]
     if "fbt" in only:
         out += [f"fbt|{m}|{s}" for m, s in (("fbt", 0), ("fbt", 10), ("fbt", 30), ("lfr", 0))]
     if "search" in only:
@@ -93,6 +128,7 @@ def worker(args: argparse.Namespace) -> None:
     month = str(Path(args.data) / "tygem-9d-2006-01.zip")
     policy = PatternPolicy.load(args.policy)
     players = {k: policy.player(**kw) for k, kw in PLAYOUT_ROWS.items()}
+    players |= {"uniform": UNIFORM, "rules": RULES}
     if "fbt" in only:
         ds = bench_dataset(month, 300, args.cache_dir, 10)
         # datasets before format 2 built their flat layout on demand
@@ -109,12 +145,11 @@ def worker(args: argparse.Namespace) -> None:
             run_playouts(new_board(int(f[0])), BLACK, 7.5, int(f[2]), 0, None, policy=players[f[1]])
         elif kind == "fbt":
             cfg = SGDConfig(name=f[0], k=10, sample=int(f[1]), epochs=1, batch_size=128)
-            _, hist = train_sgd(flat, ds.registry.n_features, cfg, device="cpu", progress=False)
+            _, hist = sgd_epoch(flat, ds.registry, cfg)
             return float(hist[1]["cpu_seconds"])
         else:
             board, to_move = positions[f[1]]
-            kw = ROWS[f[0]]
-            kw = kw(int(board.info[SIZE])) if callable(kw) else kw
+            kw = search_row(f[0], int(board.info[SIZE]))
             Search(SearchConfig(sims=int(f[2]), resign=0, **kw), policy, predictor).run(
                 board, to_move, 7.5
             )

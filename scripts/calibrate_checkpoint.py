@@ -23,7 +23,7 @@ from gomove.data.loader import scoring_batches
 from gomove.data.sources import paths, read_config
 from gomove.models.checkpoint import load_checkpoint, save_checkpoint
 from gomove.train.calibrate import calibrate
-from gomove.train.config import CALIBRATE_BY
+from gomove.train.schemas import CALIBRATE_BY
 
 log = logging.getLogger("calibrate_checkpoint")
 

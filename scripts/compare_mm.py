@@ -39,9 +39,9 @@ from gomove.data.flat import FlatData
 from gomove.export.mm_format import log_gammas_of, read_gammas
 from gomove.export.models import export_mm
 from gomove.export.source import training_dataset
-from gomove.train.config import MMConfig
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.loop import log_prior
+from gomove.train.schemas import MMConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "scripts" / "mm_driver.cpp"

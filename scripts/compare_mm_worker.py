@@ -29,9 +29,9 @@ import numpy as np
 from gomove.data.dataset import Dataset
 from gomove.data.flat import FlatData
 from gomove.export.mm_format import write_gammas
-from gomove.train.config import MMConfig
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.loop import MMPasses, PassStats, fit_gammas
+from gomove.train.schemas import MMConfig
 
 
 class TimedPasses(MMPasses):

@@ -15,7 +15,7 @@
 #    It prints the card and the versions, runs the CUDA tests (pytest -m gpu), then
 #    `gomove bench gpu` over the standard split with every core: extraction, one MM
 #    iteration, one FBT k=10 epoch at batch 1,024 and the scoring of the test month,
-#    on CUDA and with numba beside it (gomove/experiment/bench_gpu.py says which row
+#    on CUDA and with numba beside it (gomove/bench/gpu.py says which row
 #    is what), and last the 4-epoch model's accuracy. GPU_ARGS replaces the options
 #    passed to it (default "--fbt-epochs 4"), e.g. GPU_ARGS="--gpu-games 5000" for a
 #    shorter run, BUDGET the seconds of the whole script (default 575), GPU_TESTS=0

@@ -21,9 +21,9 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from gomove.data.device import DeviceFlat
-from gomove.experiment.bench_gpu import FBT, split_config
-from gomove.experiment.run import prepare_data
+from gomove.bench.gpu import FBT, split_config
+from gomove.data.device_flat import DeviceFlat
+from gomove.train.move_models import prepare_data
 
 
 def _timed(fn, repeat: int, device: torch.device):

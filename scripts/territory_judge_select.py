@@ -5,10 +5,10 @@
 
 For each playout count, fits the judge (gomove.train.territory.judge) on the last
 positions of the labelled training games (the first --train-max-games of the Tygem
-months 2006-01..04, as ``gomove territory train data=tygem``), then counts the last
+months 2006-01..04, as ``gomove train model=territory data=tygem``), then counts the last
 position of every labelled game of --data with it: the share within 2 points of the
 labelled result, and the CPU time a count. The first row judges by the CRF's mean map.
-Run on the validation month to choose ``territory.judge_playouts`` (docs/territory.md).
+Run on the validation month to choose ``model.judge_playouts`` (docs/territory.md).
 """
 
 from __future__ import annotations
@@ -19,7 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from gomove.data.territory_labels import TerritorySet, territory_dataset
-from gomove.experiment.territory import Counter, counted_score, crf_counter, crf_predictor, measure
+from gomove.evaluate.territory_measures import (
+    Counter,
+    counted_score,
+    crf_counter,
+    crf_predictor,
+    measure,
+)
 from gomove.models.territory.crf import SWEEPS, TerritoryCRF
 from gomove.train.territory.judge import fit_judge
 
@@ -28,7 +34,7 @@ TRAIN = [f"../shared/data/tygem-9d-2006-0{m}.zip" for m in (1, 2, 3, 4)]
 
 def within_2(crf: TerritoryCRF, data: TerritorySet, count: Counter) -> tuple[float, float]:
     """(share of last positions counted within 2 points, ms a count): the comparison's
-    measures (gomove.experiment.territory.measure) at the last position."""
+    measures (gomove.evaluate.territory_measures.measure) at the last position."""
     last = measure(crf_predictor(crf, SWEEPS), data, moves=("last",), count=count)
     return last["all"]["counted_within_2"], last["all"]["ms_per_count"]
 

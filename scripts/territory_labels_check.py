@@ -5,11 +5,11 @@
 Reads the games of DATA (default: the test month, ../shared/data/tygem-9d-2006-06.zip)
 in file order and keeps the first ``--games`` that ended by counting. For each, the
 dead stones of its final position are decided by the labels' method
-(gomove.data.territory: settle playouts), by uniform playouts, with ``--pattern`` by
+(gomove.data.territory_labels: settle playouts), by uniform playouts, with ``--pattern`` by
 the shipped pattern policy's playouts (no self-atari of more than 3 stones), and by
 GNU Go (``loadsgf`` then ``final_status_list dead`` and ``final_status_list seki``),
 each turned into an owner map and a territory score by the same rules
-(gomove.data.territory.territory_from_dead). Prints, for every method: the share of
+(gomove.data.territory_labels.territory_from_dead). Prints, for every method: the share of
 games whose implied score equals the recorded result, and against GNU Go the share of
 games whose dead sets agree exactly and the share of points whose owner agrees.
 """

@@ -26,8 +26,8 @@ from gomove.board.board import BLACK, WHITE, copy_board, new_board, play
 from gomove.board.coords import gtp_to_loc
 from gomove.evaluate.match import GameResult, read_results
 from gomove.play.predict import Predictor
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.policy import PatternPolicy
 
 _WORKER: dict = {}

@@ -12,12 +12,12 @@ from synthetic import cfg_of, tiny_overrides
 
 from gomove.data.dataset import Dataset, build_dataset, harvest_cached
 from gomove.data.extractor import FeatureExtractor
-from gomove.experiment.run import run
 from gomove.features.config import FeatureConfig
 from gomove.models.mm import BradleyTerry
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.predict import Predictor
 from gomove.reading.games import ReadConfig
+from gomove.train.trainers import run
 
 # The engines the tests start live for a few commands: no background warm-up in each
 # (gomove.play.warmup; test_warmup runs it).

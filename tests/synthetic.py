@@ -33,7 +33,7 @@ from gomove.models.fbt import FactorizationBT
 from gomove.playout.driver import play_game, start_state
 from gomove.playout.policy import PatternPolicy
 from gomove.playout.rng import new_rng
-from gomove.train.specs import register
+from gomove.train.trainers import register
 
 F64 = torch.float64
 

@@ -20,8 +20,8 @@ from gomove.play.analysis.query import Query, QueryError
 from gomove.play.analysis.server import serve
 from gomove.play.ownership import crf_ownership
 from gomove.play.predict import Prediction
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.policy import PatternPolicy
 
 

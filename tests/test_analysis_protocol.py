@@ -39,8 +39,8 @@ from katago_protocol import (
 from gomove.play.analysis.engine import AnalysisEngine
 from gomove.play.analysis.query import MAX_VISITS
 from gomove.play.analysis.server import serve
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.policy import PatternPolicy
 
 TRANSCRIPT = Path(__file__).parent / "fixtures" / "analysis_transcript.jsonl"

@@ -1,4 +1,4 @@
-"""Simulation balancing (gomove.train.balance.fit, gomove.train.balance.gradient, gomove balance).
+"""Simulation balancing (gomove.train.balance, ``gomove train model=balance``, gomove balance).
 
 - the score function the kernel adds up equals the finite-difference gradient
   of a playout's log-probability, computed from draw.policy_gamma (the
@@ -8,7 +8,9 @@
 - balancing towards "Black wins" raises the playouts' P(Black wins), towards
   "White wins" lowers it, and reduces the squared error it minimizes;
 - positions are sampled reproducibly, labels resume and bad label lines are errors;
-- the CLI labels with a tiny model and trains, writing policy, metrics and plot;
+- the CLI labels with a tiny model and trains (``gomove balance train``, an alias that
+  says so of ``gomove train model=balance``, whose run gives the same numbers), writing
+  policy, metrics and plot;
 - another engine labels over GTP: sent the moves before the position, its answer read.
 """
 
@@ -21,26 +23,21 @@ import sys
 import numpy as np
 import pytest
 from gamegen import random_sgf
-from synthetic import recorded_game
+from synthetic import cfg_of, recorded_game
 
 from gomove.board.board import BLACK, KO, LAST, SIZE, W, copy_board, play
 from gomove.board.coords import PASS
 from gomove.board.replay import board_at
 from gomove.board.scoring import default_max_moves
 from gomove.cli.balance import main as balance_main
-from gomove.data.labels import read_labels
+from gomove.data.value_labels import read_labels
 from gomove.features.light_gammas import LightGammas
-from gomove.play.labels import analyze_value, label_positions, sample_positions
+from gomove.play.labelling import analyze_value, label_positions, sample_positions
+from gomove.playout.driver import run_playouts
 from gomove.playout.pattern.draw import policy_gamma
 from gomove.playout.policy import PatternPolicy
 from gomove.reading.games import load_game
-from gomove.train.balance.fit import (
-    BalanceConfig,
-    LevelParams,
-    balance,
-    playout_error,
-    playout_values,
-)
+from gomove.train.balance.fit import LevelParams, balance, playout_error, playout_values
 from gomove.train.balance.gradient import (
     Games,
     Reinforce,
@@ -48,6 +45,8 @@ from gomove.train.balance.gradient import (
     balance_games,
     zero_gradient,
 )
+from gomove.train.schemas import BalanceConfig
+from gomove.train.trainers import run
 
 
 def some_policy(seed: int = 0) -> PatternPolicy:
@@ -126,7 +125,7 @@ def test_score_function_is_the_gradient_of_the_log_probability(sgf_dir):
 def test_balance_games_outcomes_are_run_playouts(sgf_dir):
     policy = some_policy(1)
     b, color = mid_position(sgf_dir, 1)
-    scores, _ = policy.run_playouts(b, color, 7.5, 40, seed=9)
+    scores, _ = run_playouts(b, color, 7.5, 40, seed=9, policy=policy.player())
     wins = np.zeros(40)
     g = zero_gradient(policy.tables())
     games = Games(40, np.uint64(9), default_max_moves(9), 7.5)
@@ -213,6 +212,14 @@ def test_label_and_train_cli(sgf_dir, runs, tmp_path, capsys):
     assert [m["epoch"] for m in metrics] == [0, 1]
     assert (out / "error.png").stat().st_size > 0
     PatternPolicy.load(out / "policy.npz")
+    assert "alias: running gomove train model=balance" in capsys.readouterr().err
+    # the alias is gomove train model=balance: the same numbers through the one tree
+    fields = {"policy": runs["policy"], "labels": labels, "epochs": 1, "value_playouts": 8,
+              "grad_playouts": 8, "eval_playouts": 16, "val": 0.3}  # fmt: skip
+    cfg = cfg_of(
+        ["model=balance", "progress=false", *(f"model.{k}={v}" for k, v in fields.items())]
+    )
+    assert run(cfg, tmp_path / "sb2")["epochs"] == metrics
     with pytest.raises(SystemExit, match="no such file"):
         balance_main(["label", str(sgf_dir), "--model", str(tmp_path / "none.pt"), "--policy",
                       str(runs["policy"]), "--out", str(labels)])  # fmt: skip

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gomove.bench.gpu import TEST_MONTH, TRAIN_MONTHS, bench_gpu
 from gomove.cli.bench import main
-from gomove.experiment.bench_gpu import TEST_MONTH, TRAIN_MONTHS, bench_gpu
 
 SAMPLES = Path(__file__).resolve().parents[1] / "gomove" / "samples"
 

@@ -41,7 +41,7 @@ from gomove.experiment.runs import changed_settings
 from gomove.features.config import FeatureConfig
 from gomove.models.checkpoint import save_checkpoint
 from gomove.models.mm import BradleyTerry
-from gomove.train.specs import register
+from gomove.train.trainers import register
 
 
 @cache

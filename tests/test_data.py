@@ -232,7 +232,7 @@ import sys
 import numpy as np
 from gomove.data.dataset import build_dataset, harvest_cached
 from gomove.features.config import FeatureConfig
-from gomove.features.extractor import FeatureExtractor
+from gomove.data.extractor import FeatureExtractor
 from gomove.reading.games import ReadConfig
 games, tables, cache, out = sys.argv[1:]
 rc, cfg = ReadConfig(sizes=(9,)), FeatureConfig(min_count=2, max_radius=6, bloom_bits=1 << 16)

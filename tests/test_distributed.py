@@ -30,13 +30,13 @@ from synthetic import cfg_of, tiny_overrides
 
 from gomove.data.dataset import Dataset, build_dataset
 from gomove.data.flat import FlatData
-from gomove.experiment.run import run
 from gomove.models.checkpoint import load_checkpoint
 from gomove.models.fbt import FactorizationBT
 from gomove.reading.games import ReadConfig
-from gomove.train.config import SGDConfig
+from gomove.train.schemas import SGDConfig
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.distributed import DistributedSGD
+from gomove.train.trainers import run
 from gomove.train.world import World, init_world
 
 WORLD = 2

@@ -36,15 +36,16 @@ from synthetic import tiny
 from gomove.cli import export as export_cli
 from gomove.cli import import_ as import_cli
 from gomove.data.flat import FlatData
-from gomove.experiment.run import run
 from gomove.export.mm_format import read_gammas, write_gammas
 from gomove.export.models import export_mm, import_mm
 from gomove.export.source import extractor_of
 from gomove.models.checkpoint import load_checkpoint
 from gomove.models.mm import BradleyTerry
-from gomove.train.config import MMConfig
+from gomove.train.context import TrainContext
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.fit import train_mm
+from gomove.train.schemas import MMConfig
+from gomove.train.trainers import run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -228,7 +229,9 @@ def test_compare_worker_trains_without_torch(ds, tmp_path):
     data = ds.flat()
     cfg = MMConfig(max_iters=3, tol=-math.inf, order="file")
     model, history = train_mm(
-        NumbaMM(data), ds.registry.n_features, data.group_spans(), cfg, "cpu", progress=False
+        cfg,
+        NumbaMM(data),
+        TrainContext(ds.registry.n_features, data.group_spans(), "cpu", progress=False),
     )
     assert [r["log_posterior"] for r in got["rows"]] == [r["log_posterior"] for r in history]
     assert [r["updates"] for r in got["rows"]] == [r["updates"] for r in history]
@@ -266,12 +269,9 @@ def test_mm_cpp_cyclic_sweeps_equal_gomoves(ds, mm_driver, tmp_path):
     data = ds.flat()
     cfg = MMConfig(max_iters=10, tol=float("-inf"), order="file")  # mm.cpp sweeps in file order
     model, _ = train_mm(
-        NumbaMM(data, team_dtype="float64"),
-        ds.registry.n_features,
-        data.group_spans(),
         cfg,
-        "cpu",
-        progress=False,
+        NumbaMM(data, team_dtype="float64"),
+        TrainContext(ds.registry.n_features, data.group_spans(), "cpu", progress=False),
     )
     ours = torch.exp(model.log_gamma[1:]).numpy()
     np.testing.assert_allclose(ours, theirs, rtol=1e-9)
@@ -289,7 +289,9 @@ def test_mm_cpp_own_schedule_imports_and_scores(ds, mm_driver, tmp_path):
     data = ds.flat()
     cfg = MMConfig(max_iters=3, tol=float("-inf"))
     model, _ = train_mm(
-        NumbaMM(data), ds.registry.n_features, data.group_spans(), cfg, "cpu", progress=False
+        cfg,
+        NumbaMM(data),
+        TrainContext(ds.registry.n_features, data.group_spans(), "cpu", progress=False),
     )
     engine = NumbaMM(data)
     theirs = engine.collect(imported.log_gamma.numpy(), ()).log_likelihood

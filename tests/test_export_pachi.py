@@ -34,7 +34,6 @@ from synthetic import tiny
 from test_export_mm import pachi_source
 
 from gomove.cli import export as export_cli
-from gomove.experiment.run import run
 from gomove.export.pachi import (
     PACHI_FEATURES,
     inner_patterns,
@@ -45,6 +44,7 @@ from gomove.export.pachi import (
 )
 from gomove.features.patterns import S_EMPTY, S_OFF, S_OPP, S_OWN, make_templates
 from gomove.models.checkpoint import load_checkpoint
+from gomove.train.trainers import run
 
 # Pachi's pattern/spatial.h: the index of every point of a d=10 pattern (y up).
 FIGURE = """

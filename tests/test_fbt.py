@@ -35,20 +35,15 @@ from synthetic import (
 from torch.testing import assert_close
 
 from gomove.data.batch import Batch
-from gomove.experiment.run import evaluate_checkpoint, run
+from gomove.evaluate.saved_model import evaluate_checkpoint
 from gomove.models.checkpoint import load_checkpoint
-from gomove.models.fbt import (
-    FactorizationBT,
-    fbt_loss,
-    init_from_mm,
-    lfr_loss,
-    sampled_fbt_grad_loss,
-    team_strength,
-)
+from gomove.models.fbt import FactorizationBT, team_strength
 from gomove.models.mm import BradleyTerry
-from gomove.train.config import AUTO_STEPS, SGDConfig, auto_batch_size
-from gomove.train.sgd.loop import lr_factor, train_sgd
-from gomove.train.specs import model_spec
+from gomove.train.context import TrainContext
+from gomove.train.schemas import AUTO_STEPS, SGDConfig, auto_batch_size
+from gomove.train.sgd.loop import init_from_mm, lr_factor, train_sgd
+from gomove.train.sgd.losses import fbt_loss, lfr_loss, sampled_fbt_grad_loss, table_strength
+from gomove.train.trainers import run, trainer_of
 
 F64 = torch.float64
 
@@ -73,18 +68,20 @@ def test_strength_equals_double_sum(seed):
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_team_strength_gradient(device):
-    """team_strength's hand-written backward (compiled loop on CPU, index_add_ on
-    CUDA) passes gradcheck w.r.t. rows 1.., with index 0 (a zero row, by
-    contract) among the members; row 0 itself gets no gradient."""
+    """The training's team strength (table_strength: the model's forward, a hand-written
+    backward, compiled loop on CPU, index_add_ on CUDA) equals the model's and passes
+    gradcheck w.r.t. rows 1.., with index 0 (a zero row, by contract) among the
+    members; row 0 itself gets no gradient."""
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA")
     gen = torch.Generator().manual_seed(0)
     rows = torch.randn(8, 4, generator=gen, dtype=F64).to(device).requires_grad_()
     feat = torch.randint(0, 9, (3, 5, 3), generator=gen).to(device)
     zero = torch.zeros(1, 4, dtype=F64, device=device)
-    assert torch.autograd.gradcheck(lambda t: team_strength(torch.cat([zero, t]), feat), (rows,))
+    assert torch.autograd.gradcheck(lambda t: table_strength(torch.cat([zero, t]), feat), (rows,))
     table = torch.randn(9, 4, generator=gen, dtype=F64).to(device).requires_grad_()
-    team_strength(table, feat).sum().backward()
+    assert torch.equal(table_strength(table, feat), team_strength(table, feat))
+    table_strength(table, feat).sum().backward()
     assert bool((table.grad[0] == 0).all())
 
 
@@ -211,8 +208,10 @@ def test_training_recovers_interactions():
     train = fbt_data(truth, 20, 200, 10, seed=1)
     test = fbt_data(truth, 10, 200, 10, seed=2)
     cfg = SGDConfig(k=2, lr=0.05, epochs=15, batch_size=200, lambda_w=0, lambda_v=0, init_std=0.1)
-    fbt, hist = train_sgd(train, 21, cfg, device="cpu", progress=False)
-    bt, _ = train_sgd(train, 21, SGDConfig(**{**vars(cfg), "k": 0}), device="cpu", progress=False)
+    fbt, hist = train_sgd(cfg, train, TrainContext(21, [], "cpu", progress=False))
+    bt, _ = train_sgd(
+        SGDConfig(**{**vars(cfg), "k": 0}), train, TrainContext(21, [], "cpu", progress=False)
+    )
     ll_truth, ll_fbt, ll_bt = (mean_log_lik(m, test) for m in (truth, fbt, bt))
     assert hist[-1]["log_likelihood"] > hist[0]["log_likelihood"]
     assert ll_fbt > ll_bt + 0.05, (ll_truth, ll_fbt, ll_bt)
@@ -225,8 +224,8 @@ def test_same_config_same_model(extra):
     groups = make_groups([3, 4, 2, 5])
     data = make_data(random_log_gamma(15, 0), groups, 4, 16, 9, seed=0)
     cfg = SGDConfig(k=3, epochs=2, batch_size=8, **extra)
-    a, ha = train_sgd(data, 15, cfg, device="cpu", progress=False)
-    b, hb = train_sgd(data, 15, cfg, device="cpu", progress=False)
+    a, ha = train_sgd(cfg, data, TrainContext(15, [], "cpu", progress=False))
+    b, hb = train_sgd(cfg, data, TrainContext(15, [], "cpu", progress=False))
     assert_close(a.v, b.v, rtol=0, atol=0)
     assert_close(a.w, b.w, rtol=0, atol=0)
     assert [h["loss"] for h in ha] == [h["loss"] for h in hb]
@@ -243,7 +242,7 @@ def test_init_from_mm_reproduces_mm():
     for b in data:
         assert_close(fbt.log_probs(b.feat, b.mask), mm.log_probs(b.feat, b.mask))
     cfg = SGDConfig(k=2, epochs=0, init="mm", mm_iters=2, init_std=0.0)
-    _, hist = train_sgd(data, 15, cfg, device="cpu", progress=False, groups=groups)
+    _, hist = train_sgd(cfg, data, TrainContext(15, groups, "cpu", progress=False))
     assert hist[0]["log_likelihood"] > -math.log(9)  # better than uniform over <= 9
 
 
@@ -254,7 +253,7 @@ def test_config_checks_and_schedules():
     with pytest.raises(ValueError, match="optimizer"):
         SGDConfig(optimizer="adagrad").validate()
     with pytest.raises(ValueError, match="unknown model"):
-        model_spec("fm")
+        trainer_of("fm")
     cos = SGDConfig(schedule="cosine", epochs=4)
     assert lr_factor(cos, 0) == 1.0 and lr_factor(cos, 2) == pytest.approx(0.5)
     assert lr_factor(cos, 4) == pytest.approx(0.0)

@@ -34,16 +34,13 @@ from gomove.board.board import (
     setup_stone,
 )
 from gomove.board.coords import NO_MOVE, PASS, loc_to_gtp
+from gomove.features.levels import CAPTURE_COL, EXTENSION_COL, PASS_COL, SELF_ATARI_COL
 from gomove.features.tactical import (
     ATARI_COL,
     BORDER_COL,
-    CAPTURE_COL,
     DIST_PREV2_COL,
     DIST_PREV_COL,
-    EXTENSION_COL,
     N_TACTICAL,
-    PASS_COL,
-    SELF_ATARI_COL,
     TACTICAL_GROUPS,
     TACTICAL_LEVELS,
     atari_is_ladder,

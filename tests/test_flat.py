@@ -17,9 +17,10 @@ import torch
 
 from gomove.data.flat import WORD_BITS, FlatData, pack_fields
 from gomove.models.fbt import FactorizationBT
-from gomove.train.config import RankerConfig, SGDConfig
+from gomove.train.context import TrainContext
 from gomove.train.mm.tensor import flat_mm
 from gomove.train.rankers.fit import fit_ranker
+from gomove.train.schemas import RankerConfig, SGDConfig
 from gomove.train.sgd.compiled import CompiledSGD
 
 
@@ -115,7 +116,7 @@ def test_three_byte_levels_train_as_two_byte():
     for data, n in ((two, n2), (three, n3)):
         groups = data.group_spans()
         model, _ = fit_ranker(
-            RankerConfig(name="bar"), data, groups, max(n, data.min_features), "cpu"
+            RankerConfig(name="bar"), data, TrainContext(max(n, data.min_features), groups, "cpu")
         )
         thetas.append(model.theta[:320].detach().clone())
     torch.testing.assert_close(thetas[1], thetas[0])

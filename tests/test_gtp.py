@@ -43,12 +43,13 @@ from gomove.evaluate.match import (
 )
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.game import GameState
-from gomove.play.gtp.analysis import point_vertex
 from gomove.play.gtp.engine import GtpEngine
+from gomove.play.gtp.info_lines import point_vertex
 from gomove.play.gtp.protocol import parse_command, preprocess
 from gomove.play.gtp.server import answer, serve
 from gomove.play.ownership import crf_ownership, ownership
-from gomove.play.search.config import DEFAULT_TREE, SearchConfig, pachi_prior, tree_settings
+from gomove.play.search.presets import DEFAULT_TREE, pachi_prior, tree_settings
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.policy import PatternPolicy
 
 

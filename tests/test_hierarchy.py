@@ -30,18 +30,18 @@ from gomove.features.hierarchy import Hierarchy
 from gomove.models.fbt import FactorizationBT
 from gomove.models.mm import BradleyTerry
 from gomove.models.rankers import GaussianRanking
-from gomove.train.calibrate import calibrate, model_strength, tempered
-from gomove.train.config import MMConfig, RankerConfig, SGDConfig
-from gomove.train.hierarchy import TorchChain, collapse, expand_batch, uncollapse
+from gomove.train.calibrate import calibrate, calibrated, model_strength, tempered
+from gomove.train.context import TrainContext
+from gomove.train.hierarchy_tensors import TorchChain, collapse, expand_batch, uncollapse
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.loop import fit_gammas
 from gomove.train.mm.padded import PaddedMM
 from gomove.train.rankers.fit import Members, fit_ranker, gaussian_prior
 from gomove.train.rankers.kernels import team_members, team_width
+from gomove.train.schemas import MMConfig, RankerConfig, SGDConfig
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.loop import train_sgd
-from gomove.train.specs import TrainContext, calibrated
 
 CPU = torch.device("cpu")
 
@@ -142,9 +142,10 @@ def test_mm_equals_the_chain_oracle(extracted, hier, prior_wins):
     batch, groups = radius_batch(ds, hier)
     oracle, hist = fit_gammas(PaddedMM([batch], CPU, groups), f, groups, cfg, progress=False)
     model, history = train_mm(
-        NumbaMM(ds.flat(), team_dtype="float64"), f, ex.registry.group_spans(), cfg,
-        device=CPU, progress=False, hierarchy=hier,
-    )  # fmt: skip
+        cfg,
+        NumbaMM(ds.flat(), team_dtype="float64"),
+        TrainContext(f, ex.registry.group_spans(), CPU, progress=False, hierarchy=hier),
+    )
     np.testing.assert_allclose(model.log_gamma.numpy(), hier.sum_down(oracle), atol=1e-9)
     np.testing.assert_allclose(
         [h["log_posterior"] for h in history], [h["log_posterior"] for h in hist], atol=1e-10
@@ -188,25 +189,29 @@ def test_sgd_gradient_equals_autograd_on_chain_teams(extracted, hier, name):
 @pytest.mark.parametrize("engine", ["torch", "padded"])
 def test_sgd_engines_train_alike(extracted, hier, engine):
     ds, ex = extracted
-    f = ex.registry.n_features
     cfg = SGDConfig(name="fbt", k=3, epochs=2, batch_size=64, lambda_w=1e-4, lambda_v=1e-4)
     flat = ds.flat()
-    numba, _ = train_sgd(flat, f, cfg, device=CPU, progress=False, hierarchy=hier)
+    ctx = TrainContext.of(ex.registry, CPU, progress=False, hierarchy=hier)
+    numba, _ = train_sgd(cfg, flat, ctx)
     if engine == "torch":
         other, _ = train_sgd(
-            flat, f, replace(cfg, engine="torch"), device=CPU, progress=False, hierarchy=hier
+            replace(cfg, engine="torch"),
+            flat,
+            ctx,
         )
         tol = 1e-5
     else:  # the padded path sees other batches: the same objective, not the same steps
         batches = [flat_batch(flat, np.arange(flat.n_positions))]
         other, _ = train_sgd(
-            batches, f, replace(cfg, batch_size=flat.n_positions), device=CPU,
-            progress=False, hierarchy=hier,
-        )  # fmt: skip
+            replace(cfg, batch_size=flat.n_positions),
+            batches,
+            ctx,
+        )
         full, _ = train_sgd(
-            flat, f, replace(cfg, batch_size=flat.n_positions), device=CPU,
-            progress=False, hierarchy=hier,
-        )  # fmt: skip
+            replace(cfg, batch_size=flat.n_positions),
+            flat,
+            ctx,
+        )
         numba, tol = full, 1e-4
     torch.testing.assert_close(other.w.detach(), numba.w.detach(), atol=tol, rtol=0)
     torch.testing.assert_close(other.v.detach(), numba.v.detach(), atol=tol, rtol=0)
@@ -234,8 +239,10 @@ def test_rankers_return_the_collapsed_model(extracted, hier, name):
     ds, ex = extracted
     flat, f = ds.flat(), ex.registry.n_features
     cfg = RankerConfig(name=name, calibrate_positions=200)
-    model, _ = fit_ranker(cfg, flat, ex.registry.group_spans(), f, CPU, hierarchy=hier)
-    plain, _ = fit_ranker(cfg, flat, ex.registry.group_spans(), f, CPU)
+    model, _ = fit_ranker(
+        cfg, flat, TrainContext(f, ex.registry.group_spans(), CPU, hierarchy=hier)
+    )
+    plain, _ = fit_ranker(cfg, flat, TrainContext(f, ex.registry.group_spans(), CPU))
     assert not torch.equal(model.theta, plain.theta)  # the chain changed the teams
     child = np.flatnonzero(hier.up)
     # a child's value includes its parent's: the collapsed theta differs from the raw own part
@@ -247,7 +254,7 @@ def test_hierarchical_lbr_prior(extracted, hier):
     flat, f = ds.flat(), ex.registry.n_features
     groups = ex.registry.group_spans()
     with pytest.raises(ValueError, match="hierarchy"):
-        fit_ranker(RankerConfig(name="lbr", hierarchy=True), flat, groups, f, CPU)
+        fit_ranker(RankerConfig(name="lbr", hierarchy=True), flat, TrainContext(f, groups, CPU))
     with pytest.raises(ValueError, match="hierarchy"):
         RankerConfig(name="pr", hierarchy=True).validate()
     cfg = RankerConfig(name="lbr", hierarchy=True, hierarchy_sigma2=0.1, prior_mu=0.5)
@@ -263,10 +270,14 @@ def test_hierarchical_lbr_prior(extracted, hier):
     plain_mu, plain_s2 = gaussian_prior(replace(cfg, hierarchy=False), f, hier)
     assert torch.equal(plain_mu, mu) and float(plain_s2.min()) == 1.0
     # trained, the hierarchical model differs from the all-sizes one
-    a, _ = fit_ranker(replace(cfg, calibrate_positions=200), flat, groups, f, CPU,
-                      hierarchy=hier)  # fmt: skip
-    b, _ = fit_ranker(replace(cfg, hierarchy=False, calibrate_positions=200), flat, groups, f,
-                      CPU, hierarchy=hier)  # fmt: skip
+    a, _ = fit_ranker(
+        replace(cfg, calibrate_positions=200), flat, TrainContext(f, groups, CPU, hierarchy=hier)
+    )
+    b, _ = fit_ranker(
+        replace(cfg, hierarchy=False, calibrate_positions=200),
+        flat,
+        TrainContext(f, groups, CPU, hierarchy=hier),
+    )
     assert not torch.allclose(a.theta, b.theta)
 
 
@@ -303,9 +314,9 @@ def test_calibrate_config_needs_validation(extracted):
     lg[0] = 0.0
     m = BradleyTerry(ex.registry.n_features, lg)
     hist = [{"iter": 0}]
-    ctx = TrainContext(ex.registry, CPU)
-    assert calibrated((m, hist), MMConfig(), ctx)[0] is m  # off: untouched
+    ctx = TrainContext.of(ex.registry, CPU)
+    assert calibrated(m, hist, MMConfig(), ctx)[0] is m  # off: untouched
     with pytest.raises(ValueError, match="data.val"):
-        calibrated((m, hist), MMConfig(calibrate=True), ctx)
-    out, h = calibrated((m, hist), MMConfig(calibrate=True), replace(ctx, val_data=[b]))
+        calibrated(m, hist, MMConfig(calibrate=True), ctx)
+    out, h = calibrated(m, hist, MMConfig(calibrate=True), replace(ctx, val_data=[b]))
     assert h[-1]["temperature"] > 0 and not torch.equal(out.log_gamma, m.log_gamma)

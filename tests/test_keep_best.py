@@ -23,11 +23,11 @@ import torch
 from synthetic import cfg_of, flat_of, make_data, make_groups, random_log_gamma, tiny_overrides
 
 from gomove.evaluate.measures import validator
-from gomove.experiment.run import run
-from gomove.train.config import SGDConfig
+from gomove.train.context import TrainContext
 from gomove.train.resume import Resume
+from gomove.train.schemas import SGDConfig
 from gomove.train.sgd.loop import train_sgd
-from gomove.train.specs import model_config
+from gomove.train.trainers import model_config, run
 from gomove.train.world import World
 
 GROUPS = make_groups([5, 30, 3, 12])
@@ -76,7 +76,9 @@ def test_keeps_the_best_epoch(data, measure, want):
     flat, real = data
     validate = scripted(real)
     cfg = SGDConfig(epochs=4, batch_size=16, k=3, lr=0.05, keep_best=measure)
-    model, history = train_sgd(flat, N_FEATURES, cfg, validate=validate, progress=False)
+    model, history = train_sgd(
+        cfg, flat, TrainContext(N_FEATURES, [], validate=validate, progress=False)
+    )
     assert len(validate.seen) == 5
     assert same(model, validate.seen[want])
     assert not same(model, validate.seen[4 if want != 4 else 3])
@@ -86,13 +88,25 @@ def test_keeps_the_best_epoch(data, measure, want):
 def test_resumed_run_keeps_the_best_before_the_stop(data, tmp_path):
     flat, real = data
     cfg = SGDConfig(epochs=4, batch_size=16, k=3, lr=0.05, keep_best="top1")
-    want, want_hist = train_sgd(flat, N_FEATURES, cfg, validate=scripted(real), progress=False)
+    want, want_hist = train_sgd(
+        cfg, flat, TrainContext(N_FEATURES, [], validate=scripted(real), progress=False)
+    )
     ck = Resume(tmp_path / "state.pt", resume=True)
     with pytest.raises(Crash):
-        train_sgd(flat, N_FEATURES, cfg, validate=scripted(real, crash_at=4), progress=False,
-                  checkpoint=ck)  # fmt: skip
-    got, got_hist = train_sgd(flat, N_FEATURES, cfg, validate=scripted(real, first=4),
-                              progress=False, checkpoint=ck)  # fmt: skip
+        train_sgd(
+            cfg,
+            flat,
+            TrainContext(
+                N_FEATURES, [], validate=scripted(real, crash_at=4), progress=False, checkpoint=ck
+            ),
+        )
+    got, got_hist = train_sgd(
+        cfg,
+        flat,
+        TrainContext(
+            N_FEATURES, [], validate=scripted(real, first=4), progress=False, checkpoint=ck
+        ),
+    )
     assert torch.equal(got.w, want.w) and torch.equal(got.v, want.v)
     assert got_hist[-1]["kept_iter"] == want_hist[-1]["kept_iter"] == 2
 
@@ -100,12 +114,21 @@ def test_resumed_run_keeps_the_best_before_the_stop(data, tmp_path):
 def test_refused_without_validation_or_measure(data):
     flat, real = data
     with pytest.raises(ValueError, match="data.val"):
-        train_sgd(flat, N_FEATURES, SGDConfig(epochs=1, keep_best="top1"), progress=False)
+        train_sgd(
+            SGDConfig(epochs=1, keep_best="top1"),
+            flat,
+            TrainContext(N_FEATURES, [], progress=False),
+        )
     with pytest.raises(ValueError, match="keep_best"):
         SGDConfig(keep_best="top5").validate()
     with pytest.raises(ValueError, match="torchrun"):  # rank 0 alone validates
-        train_sgd(flat, N_FEATURES, SGDConfig(epochs=1, keep_best="top1"), validate=real,
-                  progress=False, world=World(rank=0, size=2))  # fmt: skip
+        train_sgd(
+            SGDConfig(epochs=1, keep_best="top1"),
+            flat,
+            TrainContext(
+                N_FEATURES, [], validate=real, progress=False, world=World(rank=0, size=2)
+            ),
+        )
 
 
 def test_metrics_name_the_kept_epoch(games, tmp_path):

@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("export", ("gomove.export",)),
     ("play", ("gomove.play",)),
     ("experiment", ("gomove.experiment",)),
+    ("bench", ("gomove.bench",)),
     ("cli", ("gomove.cli",)),
 )
 # Layers above training that must still never import it: loading a model to play
@@ -218,7 +219,7 @@ def test_every_layer_is_used():
         ({"gomove.nowhere": ""}, "in no layer"),
         # play loading a model through training (a higher layer, but banned)
         (
-            {"gomove.play.x": "from gomove.train.specs import MODELS\n"},
+            {"gomove.play.x": "from gomove.train.trainers import MODELS\n"},
             "gomove.play must never use",
         ),
         # export reaching into a trainer

@@ -40,8 +40,8 @@ from gomove.board.board import (
 )
 from gomove.board.coords import PASS
 from gomove.features.light import light_code
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.pattern.draw import policy_gamma
 from gomove.playout.pattern.local import OPEN_CODE, local_candidates, local_move, open_gamma
 from gomove.playout.pattern.state import init_gammas, new_state

@@ -18,10 +18,11 @@ from gomove.data.batch import Batch
 from gomove.evaluate.measures import validator
 from gomove.models.device import resolve_device
 from gomove.models.mm import BradleyTerry
-from gomove.train.config import MMConfig
+from gomove.train.context import TrainContext
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.loop import log_prior, mm_bound, mm_update
 from gomove.train.mm.padded import collect_stats, log_posterior
+from gomove.train.schemas import MMConfig
 
 CPU = torch.device("cpu")
 T = torch.from_numpy  # the MM loop's statistics and updates are numpy
@@ -113,7 +114,7 @@ def recovery_problem() -> tuple[torch.Tensor, list[tuple[str, int, int]], list[B
 def cyclic_fit(recovery_problem) -> tuple[BradleyTerry, list[dict], MMConfig]:
     truth, groups, data = recovery_problem
     cfg = MMConfig(max_iters=40, tol=1e-5)
-    model, history = train_mm(data, len(truth), groups, cfg, "cpu", progress=False)
+    model, history = train_mm(cfg, data, TrainContext(len(truth), groups, "cpu", progress=False))
     return model, history, cfg
 
 
@@ -150,7 +151,7 @@ def test_greedy_schedule_converges(recovery_problem, cyclic_fit) -> None:
     truth, groups, data = recovery_problem
     cyc, h_cyc, cfg = cyclic_fit
     cfg = MMConfig(max_iters=cfg.max_iters, tol=cfg.tol, schedule="greedy")
-    model, history = train_mm(data, len(truth), groups, cfg, "cpu", progress=False)
+    model, history = train_mm(cfg, data, TrainContext(len(truth), groups, "cpu", progress=False))
     assert sorted(history[1]["updates"]) == sorted(name for name, _, _ in groups)
     assert len(history) - 1 < cfg.max_iters
     assert abs(history[-1]["log_posterior"] - h_cyc[-1]["log_posterior"]) < 1e-4
@@ -166,7 +167,9 @@ def test_unseen_levels_stay_at_prior() -> None:
     data = make_data(truth, groups, n_batches=2, batch_size=30, max_cands=10, seed=3)
     for b in data:
         b.feat[b.feat == 7] = 0  # level 7 of group g1 never occurs
-    model, _ = train_mm(data, 8, groups, MMConfig(max_iters=5, tol=0.0), "cpu", progress=False)
+    model, _ = train_mm(
+        MMConfig(max_iters=5, tol=0.0), data, TrainContext(8, groups, "cpu", progress=False)
+    )
     assert model.log_gamma[7] == 0.0
     assert model.log_gamma[0] == 0.0
     assert (model.log_gamma[1:7] != 0.0).all()
@@ -182,7 +185,7 @@ def test_stronger_prior_is_the_fixed_point_and_shrinks() -> None:
     fits = {}
     for a in (1.0, 6.0):
         cfg = MMConfig(max_iters=200, tol=1e-10, prior_wins=a)
-        model, history = train_mm(data, 8, groups, cfg, "cpu", progress=False)
+        model, history = train_mm(cfg, data, TrainContext(8, groups, "cpu", progress=False))
         lps = [h["log_posterior"] for h in history]
         assert all(b >= x - 1e-12 for x, b in itertools.pairwise(lps))
         lg = model.log_gamma.numpy()
@@ -237,7 +240,7 @@ def test_history_validation_and_writer() -> None:
     cfg = MMConfig(max_iters=3, tol=0.0)
     validate = validator(val, "cpu")
     _, history = train_mm(
-        data, 8, groups, cfg, "cpu", validate=validate, writer=writer, progress=True
+        cfg, data, TrainContext(8, groups, "cpu", validate=validate, writer=writer, progress=True)
     )
     assert [h["iter"] for h in history] == [0, 1, 2, 3]
     for h in history:
@@ -259,14 +262,14 @@ def test_contract_violations_raise() -> None:
     wrong = Batch(data[0].feat.clone(), *data[0].astuple()[1:])
     wrong.feat[0, 0, 0] = 6  # a level of g1 in column 0
     with pytest.raises(ValueError, match="outside group"):
-        train_mm([wrong], 8, groups, cfg, "cpu", progress=False)
+        train_mm(cfg, [wrong], TrainContext(8, groups, "cpu", progress=False))
     padded = Batch(data[0].feat, torch.zeros_like(data[0].mask), *data[0].astuple()[2:])
     with pytest.raises(ValueError, match="real candidates"):
-        train_mm([padded], 8, groups, cfg, "cpu", progress=False)
+        train_mm(cfg, [padded], TrainContext(8, groups, "cpu", progress=False))
     with pytest.raises(ValueError, match="schedule"):
-        train_mm(data, 8, groups, MMConfig(schedule="random"), "cpu", progress=False)
+        train_mm(MMConfig(schedule="random"), data, TrainContext(8, groups, "cpu", progress=False))
     with pytest.raises(ValueError, match="order"):
-        train_mm(data, 8, groups, MMConfig(order="random"), "cpu", progress=False)
+        train_mm(MMConfig(order="random"), data, TrainContext(8, groups, "cpu", progress=False))
 
 
 @pytest.mark.parametrize("schedule", ["cyclic", "greedy"])
@@ -280,7 +283,7 @@ def test_group_order(schedule: str) -> None:
     fits = {}
     for order in ("size", "file"):
         cfg = MMConfig(max_iters=60, tol=1e-9, schedule=schedule, order=order)
-        fits[order] = train_mm(data, 16, groups, cfg, "cpu", progress=False)
+        fits[order] = train_mm(cfg, data, TrainContext(16, groups, "cpu", progress=False))
     names = [name for name, _, _ in groups]
     assert fits["file"][1][1]["updates"] == names
     assert fits["size"][1][1]["updates"] == [names[i] for i in (1, 3, 2, 0)]
@@ -327,7 +330,7 @@ def test_greedy_one_pass_equals_all_group_passes(recovery_problem) -> None:
     update; one pass per update."""
     truth, groups, data = recovery_problem
     cfg = MMConfig(max_iters=6, tol=float("-inf"), schedule="greedy")
-    model, history = train_mm(data, len(truth), groups, cfg, "cpu", progress=False)
+    model, history = train_mm(cfg, data, TrainContext(len(truth), groups, "cpu", progress=False))
     order = [g for row in history[1:] for g in row["updates"]]
     want, want_order = greedy_reference(data, len(truth), groups, len(order))
     assert order == want_order

@@ -23,12 +23,13 @@ import torch
 from synthetic import flat_of, make_data, make_groups, random_log_gamma
 
 from gomove.data.loader import BatchLoader
-from gomove.train.config import MMConfig
+from gomove.train.context import TrainContext
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.kernels import Change, Group, Positions, Strengths, dense_scale, mm_pass
 from gomove.train.mm.padded import collect_stats
 from gomove.train.mm.tensor import TorchMM
+from gomove.train.schemas import MMConfig
 
 CPU = torch.device("cpu")
 # the oracle comparisons hold float64 strengths; float32's own test is below
@@ -93,20 +94,14 @@ def test_training_identical(ds, engine):
     reg = ds.registry
     cfg = MMConfig(max_iters=3, tol=0.0)
     m1, h1 = train_mm(
-        BatchLoader(ds, batch_size=64),
-        reg.n_features,
-        groups_of(reg),
         cfg,
-        device="cpu",
-        progress=False,
+        BatchLoader(ds, batch_size=64),
+        TrainContext(reg.n_features, groups_of(reg), "cpu", progress=False),
     )
     m2, h2 = train_mm(
-        ENGINES[engine](ds.flat()),
-        reg.n_features,
-        groups_of(reg),
         cfg,
-        device="cpu",
-        progress=False,
+        ENGINES[engine](ds.flat()),
+        TrainContext(reg.n_features, groups_of(reg), "cpu", progress=False),
     )
     torch.testing.assert_close(m1.log_gamma, m2.log_gamma)
     assert [r["log_posterior"] for r in h1] == pytest.approx([r["log_posterior"] for r in h2])
@@ -170,7 +165,7 @@ def test_engines_train_alike(schedule):
     flat = flat_of(batches, groups)
     cfg = MMConfig(max_iters=3, tol=0.0, schedule=schedule)
     runs = [
-        train_mm(data, n_features, groups, cfg, device="cpu", progress=False)
+        train_mm(cfg, data, TrainContext(n_features, groups, "cpu", progress=False))
         for data in (batches, *(ENGINES[k](flat) for k in ENGINES if k != "torch"), TorchMM(flat))
     ]
     (m0, h0), *others = runs
@@ -212,12 +207,9 @@ def test_float32_strengths_train_like_float64(ds):
         cfg = MMConfig(max_iters=8, tol=0.0, schedule=schedule)
         (m32, h32), (m64, h64) = (
             train_mm(
-                NumbaMM(flat, team_dtype=t),
-                reg.n_features,
-                groups_of(reg),
                 cfg,
-                "cpu",
-                progress=False,
+                NumbaMM(flat, team_dtype=t),
+                TrainContext(reg.n_features, groups_of(reg), "cpu", progress=False),
             )
             for t in ("float32", "float64")
         )
@@ -252,7 +244,7 @@ def test_cuda_mm_equals_numba(ds):
     cfg = MMConfig(max_iters=3, tol=0.0)
     flat = ds.flat()
     runs = [
-        train_mm(e, reg.n_features, groups_of(reg), cfg, device=d, progress=False)
+        train_mm(cfg, e, TrainContext(reg.n_features, groups_of(reg), d, progress=False))
         for e, d in ((NumbaMM(flat, team_dtype="float64"), CPU), (TorchMM(flat, "cuda"), "cuda"))
     ]
     (a, ha), (b, hb) = runs

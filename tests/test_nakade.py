@@ -25,8 +25,8 @@ from synthetic import check_replay, random_position, recorded_game
 
 from gomove.board.board import BLACK, KO, TO_MOVE, WHITE, Board, W, copy_board, new_board, play
 from gomove.board.coords import PASS, from_loc
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.pattern.nakade import MAX_SPACE, nakade_move
 from gomove.playout.policy import PatternPolicy
 

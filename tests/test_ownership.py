@@ -25,7 +25,7 @@ from gomove import pretrained
 from gomove.board.board import BLACK, WHITE, copy_board
 from gomove.board.replay import board_at
 from gomove.board.scoring import default_max_moves
-from gomove.cli.models import load_territory
+from gomove.cli.model_args import load_territory
 from gomove.cli.ownership import main
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.boardplot import stones

@@ -11,7 +11,7 @@ import torch
 from gomove.board.board import BLACK, new_board, play
 from gomove.board.coords import gtp_to_loc
 from gomove.cli import export as export_cli
-from gomove.cli.models import NONE, load_model, load_policy
+from gomove.cli.model_args import NONE, load_model, load_policy
 from gomove.models.checkpoint import load_checkpoint
 from gomove.models.packed import pack_stones, unpack_stones
 from gomove.play.predict import Predictor

@@ -52,7 +52,6 @@ from gomove.board.board import (
 )
 from gomove.board.coords import NO_MOVE, PASS
 from gomove.board.scoring import default_max_moves, is_eye
-from gomove.experiment.run import run
 from gomove.features.levels import last_move
 from gomove.features.light import (
     LIGHT_LEVELS,
@@ -62,11 +61,12 @@ from gomove.features.light import (
 )
 from gomove.features.light_gammas import LEVEL_GROUPS
 from gomove.models.checkpoint import load_checkpoint
-from gomove.playout.driver import play_game, reset_state, run_games, start_state
+from gomove.playout.driver import play_game, reset_state, run_games, run_playouts, start_state
 from gomove.playout.pattern.check import check_gammas
 from gomove.playout.pattern.draw import collect_hot, hot_gammas, policy_gamma
 from gomove.playout.policy import PatternPolicy
 from gomove.playout.rng import new_rng, seed_state
+from gomove.train.trainers import run
 
 
 def with_self_atari(policy: PatternPolicy, gamma: float) -> PatternPolicy:
@@ -390,14 +390,14 @@ def test_same_seed_same_games_and_batch_equals_single():
 def test_run_playouts_counts_and_board_unchanged():
     start = board_from(EYES, to_move=WHITE)
     before = [a.copy() for a in start]
-    scores, counts = POLICIES["random"].run_playouts(start, WHITE, 7.5, 25, seed=1)
+    scores, counts = run_playouts(start, WHITE, 7.5, 25, 1, policy=POLICIES["random"].player())
     assert scores.shape == (25,) and counts.shape == (3, 9, 9)
     assert (counts.sum(axis=0) == 25).all()
     for a, b in zip(before, start, strict=True):
         assert np.array_equal(a, b)
     assert scores.sum() == pytest.approx((counts[BLACK] - counts[WHITE]).sum() - 25 * 7.5)
     with pytest.raises(ValueError):
-        POLICIES["random"].run_playouts(start, 3, 7.5, 1, 0)
+        run_playouts(start, 3, 7.5, 1, 0, policy=POLICIES["random"].player())
 
 
 @pytest.mark.parametrize("power", [0.0, 0.5, 1.5])

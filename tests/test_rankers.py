@@ -36,7 +36,7 @@ from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader, flat_batch
 from gomove.models.rankers import GaussianRanking, WinRateRanking
 from gomove.train.calibrate import fit_temperature
-from gomove.train.config import RankerConfig
+from gomove.train.context import TrainContext
 from gomove.train.rankers.fit import (
     Members,
     fit_ranker,
@@ -44,6 +44,7 @@ from gomove.train.rankers.fit import (
     win_rates,
 )
 from gomove.train.rankers.kernels import EPSettings, bar_pass, lbr_pass, pr_counts, trunc_vw
+from gomove.train.schemas import RankerConfig
 
 CPU = torch.device("cpu")
 
@@ -253,7 +254,7 @@ def test_shuffled_order_is_the_filter_over_the_permutation(ds, name):
 
     def fit(**kw):
         cfg = RankerConfig(name=name, **kw)
-        model, _ = fit_ranker(cfg, flat, reg.group_spans(), reg.n_features, CPU)
+        model, _ = fit_ranker(cfg, flat, TrainContext(reg.n_features, reg.group_spans(), CPU))
         return model.theta
 
     shuffled = fit(shuffle=True, seed=3)
@@ -358,8 +359,10 @@ def test_fit_on_padded_batches_equals_flat(ds, name):
     """PR counts padded batches in tensor form, BAR and LBR convert them: the same model."""
     reg = ds.registry
     cfg = RankerConfig(name=name)
-    flat, hist = fit_ranker(cfg, ds.flat(), reg.group_spans(), reg.n_features, CPU)
-    pad, _ = fit_ranker(cfg, BatchLoader(ds, batch_size=32), reg.group_spans(), reg.n_features, CPU)
+    flat, hist = fit_ranker(cfg, ds.flat(), TrainContext(reg.n_features, reg.group_spans(), CPU))
+    pad, _ = fit_ranker(
+        cfg, BatchLoader(ds, batch_size=32), TrainContext(reg.n_features, reg.group_spans(), CPU)
+    )
     torch.testing.assert_close(pad.theta, flat.theta, rtol=1e-12, atol=1e-12)
     assert hist[-1]["positions"] == ds.n_positions and 0 < hist[-1]["temperature"]
 
@@ -370,7 +373,7 @@ def test_single_pattern_variant(ds):
     reg = ds.registry
     shape = reg.group_index("shape")
     cfg = RankerConfig(name="lbr", single=True, prior_sigma2=2.0)
-    model, _ = fit_ranker(cfg, ds.flat(), reg.group_spans(), reg.n_features, CPU)
+    model, _ = fit_ranker(cfg, ds.flat(), TrainContext(reg.n_features, reg.group_spans(), CPU))
     assert isinstance(model, GaussianRanking) and model.columns.tolist() == [shape]
     assert model.hparams() == {"single": True} and model.log_gammas() is None
     off = reg.offsets[shape]
@@ -393,7 +396,7 @@ def test_bad_input_fails_clearly():
     groups = make_groups([3, 5, 4])
     data = flat_of(make_data(random_log_gamma(13, 1), groups, 1, 8, 5, 0), groups)
     with pytest.raises(ValueError, match="needs shape patterns"):
-        fit_ranker(RankerConfig(name="lbr", single=True), data, groups, 13, CPU)
+        fit_ranker(RankerConfig(name="lbr", single=True), data, TrainContext(13, groups, CPU))
     for bad, msg in (
         ({"name": "mm"}, "name must be one of"),
         ({"passes": 0}, "passes"),

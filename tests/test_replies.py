@@ -20,8 +20,8 @@ from synthetic import check_replay, recorded_game
 
 from gomove.board.board import BLACK, WHITE, copy_board, is_legal, new_board, play
 from gomove.board.coords import PASS, gtp_to_loc
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.pattern.replies import learn_replies, new_replies, no_replies
 from gomove.playout.policy import PatternPolicy
 

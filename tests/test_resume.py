@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -33,16 +34,17 @@ from synthetic import cfg_of, flat_of, make_data, make_groups, random_log_gamma,
 import gomove.data.harvest as harvest_module
 from gomove.data.harvest import CHUNK_GAMES, harvest
 from gomove.data.loader import BatchLoader
-from gomove.experiment.run import TRAIN_STATE, run
 from gomove.features.config import FeatureConfig
 from gomove.models.checkpoint import load_checkpoint
 from gomove.reading.games import ReadConfig, iter_games
-from gomove.train.config import MMConfig, SGDConfig
+from gomove.train.context import TrainContext
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.tensor import TorchMM
-from gomove.train.resume import Resume
+from gomove.train.resume import TRAIN_STATE, Resume
+from gomove.train.schemas import MMConfig, SGDConfig
 from gomove.train.sgd.loop import train_sgd
+from gomove.train.trainers import run
 
 ROOT = Path(__file__).resolve().parents[1]
 GROUPS = make_groups([5, 30, 3, 12])
@@ -94,17 +96,24 @@ def test_mm_resume_equals_uninterrupted(synthetic, tmp_path, schedule, engine):
         return engines[engine](flat) if engine != "padded" else data
 
     cfg = MMConfig(max_iters=5, tol=0.0, schedule=schedule)
-    want, want_hist = train_mm(source(), N_FEATURES, GROUPS, cfg, progress=False)
+    want, want_hist = train_mm(cfg, source(), TrainContext(N_FEATURES, GROUPS, progress=False))
     ck = Resume(tmp_path / "state.pt", {"run": 1}, resume=True)
     with pytest.raises(Crash):
-        train_mm(source(), N_FEATURES, GROUPS, cfg, validate=crashing(2), progress=False,
-                 checkpoint=ck)  # fmt: skip
+        train_mm(
+            cfg,
+            source(),
+            TrainContext(N_FEATURES, GROUPS, validate=crashing(2), progress=False, checkpoint=ck),
+        )
     assert torch.load(ck.path, weights_only=False)["state"]["iter"] == 2
-    got, got_hist = train_mm(source(), N_FEATURES, GROUPS, cfg, progress=False, checkpoint=ck)
+    got, got_hist = train_mm(
+        cfg, source(), TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=ck)
+    )
     assert torch.equal(got.log_gamma, want.log_gamma)
     assert untimed(got_hist) == untimed(want_hist)
     # finished: resuming again trains no more and returns the same
-    again, again_hist = train_mm(source(), N_FEATURES, GROUPS, cfg, progress=False, checkpoint=ck)
+    again, again_hist = train_mm(
+        cfg, source(), TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=ck)
+    )
     assert torch.equal(again.log_gamma, want.log_gamma) and len(again_hist) == len(want_hist)
 
 
@@ -115,19 +124,26 @@ def test_mm_state_of_an_older_gomove(synthetic, tmp_path, schedule):
     with a clear error."""
     data, flat = synthetic
     cfg = MMConfig(max_iters=4, tol=0.0, schedule=schedule)
-    want, want_hist = train_mm(NumbaMM(flat), N_FEATURES, GROUPS, cfg, progress=False)
+    want, want_hist = train_mm(cfg, NumbaMM(flat), TrainContext(N_FEATURES, GROUPS, progress=False))
     ck = Resume(tmp_path / "state.pt", {"run": 1}, resume=True)
     with pytest.raises(Crash):
-        train_mm(NumbaMM(flat), N_FEATURES, GROUPS, cfg, validate=crashing(2), progress=False,
-                 checkpoint=ck)  # fmt: skip
+        train_mm(
+            cfg,
+            NumbaMM(flat),
+            TrainContext(N_FEATURES, GROUPS, validate=crashing(2), progress=False, checkpoint=ck),
+        )
     state = ck.load()
     del state["bounds"], state["next"]
     ck.save(state)
     if schedule == "greedy":
         with pytest.raises(ValueError, match="older gomove"):
-            train_mm(NumbaMM(flat), N_FEATURES, GROUPS, cfg, progress=False, checkpoint=ck)
+            train_mm(
+                cfg, NumbaMM(flat), TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=ck)
+            )
         return
-    got, got_hist = train_mm(NumbaMM(flat), N_FEATURES, GROUPS, cfg, progress=False, checkpoint=ck)
+    got, got_hist = train_mm(
+        cfg, NumbaMM(flat), TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=ck)
+    )
     assert torch.equal(got.log_gamma, want.log_gamma)
     assert untimed(got_hist) == untimed(want_hist)
 
@@ -142,12 +158,14 @@ def test_sgd_resume_equals_uninterrupted(synthetic, tmp_path, extra, layout):
     data, flat = synthetic
     source = flat if layout == "flat" else data
     cfg = SGDConfig(epochs=4, batch_size=16, k=3, **extra)
-    args = (source, N_FEATURES, cfg)
-    want, want_hist = train_sgd(*args, progress=False, groups=GROUPS)
+    want, want_hist = train_sgd(cfg, source, TrainContext(N_FEATURES, GROUPS, progress=False))
     ck = Resume(tmp_path / "state.pt", resume=True)
     with pytest.raises(Crash):
-        train_sgd(*args, validate=crashing(2), progress=False, groups=GROUPS, checkpoint=ck)
-    got, got_hist = train_sgd(*args, progress=False, groups=GROUPS, checkpoint=ck)
+        ctx = TrainContext(N_FEATURES, GROUPS, validate=crashing(2), checkpoint=ck)
+        train_sgd(cfg, source, replace(ctx, progress=False))
+    got, got_hist = train_sgd(
+        cfg, source, TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=ck)
+    )
     assert torch.equal(got.w, want.w) and torch.equal(got.v, want.v)
     assert untimed(got_hist) == untimed(want_hist)
 
@@ -157,11 +175,13 @@ def test_sgd_resume_on_a_batch_loader(ds, tmp_path):
     loader = BatchLoader(ds, batch_size=64)
     n = ds.registry.n_features
     cfg = SGDConfig(epochs=3, batch_size=32, k=2, sample=2)
-    want, _ = train_sgd(loader, n, cfg, progress=False)
+    want, _ = train_sgd(cfg, loader, TrainContext(n, [], progress=False))
     ck = Resume(tmp_path / "state.pt", resume=True)
     with pytest.raises(Crash):
-        train_sgd(loader, n, cfg, validate=crashing(1), progress=False, checkpoint=ck)
-    got, _ = train_sgd(loader, n, cfg, progress=False, checkpoint=ck)
+        train_sgd(
+            cfg, loader, TrainContext(n, [], validate=crashing(1), progress=False, checkpoint=ck)
+        )
+    got, _ = train_sgd(cfg, loader, TrainContext(n, [], progress=False, checkpoint=ck))
     assert torch.equal(got.w, want.w) and torch.equal(got.v, want.v)
 
 
@@ -179,12 +199,18 @@ def test_other_config_refused(tmp_path):
 def test_mm_refuses_state_of_other_config(synthetic, tmp_path):
     data, flat = synthetic
     ck = Resume(tmp_path / "state.pt", {"model": {"schedule": "cyclic"}}, resume=True)
-    train_mm(NumbaMM(flat), N_FEATURES, GROUPS, MMConfig(max_iters=1), progress=False,
-             checkpoint=ck)  # fmt: skip
+    train_mm(
+        MMConfig(max_iters=1),
+        NumbaMM(flat),
+        TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=ck),
+    )
     other = Resume(ck.path, {"model": {"schedule": "greedy"}}, resume=True)
     with pytest.raises(ValueError, match="model.schedule"):
-        train_mm(NumbaMM(flat), N_FEATURES, GROUPS, MMConfig(max_iters=1, schedule="greedy"),
-                 progress=False, checkpoint=other)  # fmt: skip
+        train_mm(
+            MMConfig(max_iters=1, schedule="greedy"),
+            NumbaMM(flat),
+            TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=other),
+        )
 
 
 def test_resume_without_state_starts_fresh(tmp_path, caplog):

@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 from synthetic import tiny_overrides
 
+from gomove.bench.common import DATA_ENV, bench_config, games_path
 from gomove.data.extractor import FeatureExtractor
-from gomove.experiment.bench import ARCHIVE, DATA_ENV, games_path
 from gomove.experiment.runs import (
     History,
     RunFailed,
@@ -180,19 +180,20 @@ def test_bench_data_folder(tmp_path, monkeypatch):
     """bench's games: --data, else $GOMOVE_DATA, else ../shared/data from the current
     directory (never from the package's place); the embedded sample, said, without it."""
     monkeypatch.delenv(DATA_ENV, raising=False)
+    archive = str(bench_config().archive)
     (tmp_path / "work").mkdir()
     monkeypatch.chdir(tmp_path / "work")
     path, why = games_path()
     assert path == sample_path("gnugo-train") and "../shared/data" in why
     shared = tmp_path / "shared" / "data"
     shared.mkdir(parents=True)
-    (shared / ARCHIVE).write_bytes(b"")
-    assert games_path() == (str(Path("../shared/data") / ARCHIVE), None)
+    (shared / archive).write_bytes(b"")
+    assert games_path() == (str(Path("../shared/data") / archive), None)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.setenv(DATA_ENV, str(elsewhere))
     assert games_path()[0] == sample_path("gnugo-train")  # the variable wins, lacking it
-    (elsewhere / ARCHIVE).write_bytes(b"")
-    assert games_path() == (str(elsewhere / ARCHIVE), None)
-    assert games_path(str(shared)) == (str(shared / ARCHIVE), None)  # a folder with it
+    (elsewhere / archive).write_bytes(b"")
+    assert games_path() == (str(elsewhere / archive), None)
+    assert games_path(str(shared)) == (str(shared / archive), None)  # a folder with it
     assert games_path("games.zip") == ("games.zip", None)  # any other path as it is

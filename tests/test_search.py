@@ -34,7 +34,6 @@ from gomove.board.replay import play_moves
 from gomove.board.scoring import area_score, area_score_judged, judged_dead
 from gomove.cli.predict import parse_moves
 from gomove.play.game import GameState
-from gomove.play.search.config import SearchConfig, pachi_prior
 from gomove.play.search.kernels import (
     C_UCT,
     N_PARAMS,
@@ -44,7 +43,9 @@ from gomove.play.search.kernels import (
     PW_AMAF,
     select_child,
 )
+from gomove.play.search.presets import pachi_prior
 from gomove.play.search.search import RESIGN, MoveInfo, Search, checked_pass
+from gomove.play.search.settings import SearchConfig
 from gomove.play.search.tree import (
     add_children,
     new_tree,

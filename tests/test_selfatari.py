@@ -20,7 +20,7 @@ from synthetic import check_replay, random_position, recorded_game
 
 from gomove.board.board import BLACK, TO_MOVE, big_self_atari, copy_board, is_legal, play
 from gomove.board.coords import PASS
-from gomove.play.search.config import SearchConfig
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.policy import PatternPolicy
 
 

@@ -36,10 +36,12 @@ from torch.testing import assert_close
 
 from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
-from gomove.models.fbt import FactorizationBT, fbt_loss, lfr_loss
+from gomove.models.fbt import FactorizationBT
+from gomove.train.context import TrainContext
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.loop import SGDConfig, train_sgd
-from gomove.train.specs import model_config
+from gomove.train.sgd.losses import fbt_loss, lfr_loss
+from gomove.train.trainers import model_config
 
 SIZES = (3, 4, 2, 300)  # the last group is held in the wide (uint16) array
 
@@ -197,13 +199,17 @@ def test_flat_training_reproducible(extra):
     the training loss goes down."""
     groups, n_features, batches, flat = problem(0, n_batches=4, batch_size=16)
     cfg = SGDConfig(**{"k": 3, "epochs": 3, "batch_size": 8, "lr": 0.05, **extra})
-    a, ha = train_sgd(flat, n_features, cfg, device="cpu", progress=False)
-    b, hb = train_sgd(flat, n_features, cfg, device="cpu", progress=False)
+    a, ha = train_sgd(cfg, flat, TrainContext(n_features, [], "cpu", progress=False))
+    b, hb = train_sgd(cfg, flat, TrainContext(n_features, [], "cpu", progress=False))
     assert_close(a.w, b.w, rtol=0, atol=0)
     assert_close(a.v, b.v, rtol=0, atol=0)
     assert [h["loss"] for h in ha] == [h["loss"] for h in hb]
     assert ha[-1]["loss"] < ha[0]["loss"]
-    c, _ = train_sgd(flat, n_features, SGDConfig(**{**vars(cfg), "seed": 1}), "cpu", progress=False)
+    c, _ = train_sgd(
+        SGDConfig(**{**vars(cfg), "seed": 1}),
+        flat,
+        TrainContext(n_features, [], "cpu", progress=False),
+    )
     assert not torch.equal(a.w, c.w)
 
 
@@ -237,8 +243,8 @@ def test_from_dataset_equals_loader(ds):  # noqa: F811
     )
     assert ll == pytest.approx(want, rel=1e-10)
     cfg = SGDConfig(k=2, epochs=0, init="mm", mm_iters=2, init_std=0.0)
-    _, h_flat = train_sgd(flat, reg.n_features, cfg, "cpu", progress=False)
-    _, h_pad = train_sgd(BatchLoader(ds, 64), reg.n_features, cfg, "cpu", progress=False)
+    _, h_flat = train_sgd(cfg, flat, TrainContext.of(reg, "cpu", progress=False))
+    _, h_pad = train_sgd(cfg, BatchLoader(ds, 64), TrainContext.of(reg, "cpu", progress=False))
     assert h_flat[0]["log_likelihood"] == pytest.approx(h_pad[0]["log_likelihood"], rel=1e-5)
 
 
@@ -276,12 +282,15 @@ def test_l2_scaled_with_positions():
         "double": SGDConfig(**{**base, "lambda_w": 0.2, "lambda_v": 0.4}),
         "scaled": SGDConfig(**base, l2_positions=2 * n),
     }
-    models = {k: train_sgd(flat, n_features, c, "cpu", progress=False)[0] for k, c in runs.items()}
+    models = {
+        k: train_sgd(c, flat, TrainContext(n_features, [], "cpu", progress=False))[0]
+        for k, c in runs.items()
+    }
     assert_close(models["same"].w, models["plain"].w, rtol=0, atol=0)
     assert_close(models["scaled"].w, models["double"].w, rtol=0, atol=0)
     assert_close(models["scaled"].v, models["double"].v, rtol=0, atol=0)
     assert not torch.equal(models["scaled"].w, models["plain"].w)
     # the padded path scales alike
-    pad = {k: train_sgd(batches, n_features, runs[k], "cpu", progress=False)[0]
+    pad = {k: train_sgd(runs[k], batches, TrainContext(n_features, [], "cpu", progress=False))[0]
            for k in ("scaled", "double")}  # fmt: skip
     assert_close(pad["scaled"].w, pad["double"].w, rtol=0, atol=0)

@@ -1,5 +1,5 @@
 """The torch FBT/LFR engine over the flat layout (gomove.train.sgd.tensor) and the data it
-holds on the device (gomove.data.device).
+holds on the device (gomove.data.device_flat).
 
 Invariants checked:
 - DeviceFlat decodes every group's levels of any rows as FlatData.level does (packed
@@ -22,10 +22,11 @@ import torch
 from synthetic import flat_of, make_data, make_groups, random_fbt, random_log_gamma
 from torch.testing import assert_close
 
-from gomove.data.device import DeviceBatches, DeviceFlat
+from gomove.data.device_flat import DeviceBatches, DeviceFlat
 from gomove.data.flat import FlatData
 from gomove.data.loader import flat_batch
 from gomove.models.fbt import FactorizationBT
+from gomove.train.context import TrainContext
 from gomove.train.resume import Resume
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.loop import SGDConfig, train_sgd
@@ -146,10 +147,13 @@ def test_sampled_draws_come_from_the_engine_generator():
 @pytest.mark.parametrize("init", ["random", "mm"])
 def test_train_sgd_torch_equals_numba(ds, init):
     flat = ds.flat()
-    f = ds.registry.n_features
     cfg = SGDConfig(k=4, epochs=2, batch_size=64, init=init, mm_iters=2, seed=1)
-    a, ha = train_sgd(flat, f, cfg, "cpu", progress=False)
-    b, hb = train_sgd(flat, f, SGDConfig(**{**vars(cfg), "engine": "torch"}), "cpu", progress=False)
+    a, ha = train_sgd(cfg, flat, TrainContext.of(ds.registry, "cpu", progress=False))
+    b, hb = train_sgd(
+        SGDConfig(**{**vars(cfg), "engine": "torch"}),
+        flat,
+        TrainContext.of(ds.registry, "cpu", progress=False),
+    )
     assert_close(b.w, a.w, rtol=1e-5, atol=1e-6)
     assert_close(b.v, a.v, rtol=1e-5, atol=1e-6)
     for ra, rb in zip(ha, hb, strict=True):
@@ -161,13 +165,19 @@ def test_torch_engine_resumes(ds, tmp_path):
     flat = ds.flat()
     f = ds.registry.n_features
     cfg = SGDConfig(k=3, epochs=3, batch_size=64, engine="torch", seed=2, schedule="constant")
-    whole, _ = train_sgd(flat, f, cfg, "cpu", progress=False)
+    whole, _ = train_sgd(cfg, flat, TrainContext.of(ds.registry, "cpu", progress=False))
     ck = Resume(tmp_path / "state.pt")
     train_sgd(
-        flat, f, SGDConfig(**{**vars(cfg), "epochs": 1}), "cpu", progress=False, checkpoint=ck
+        SGDConfig(**{**vars(cfg), "epochs": 1}),
+        flat,
+        TrainContext.of(ds.registry, "cpu", progress=False, checkpoint=ck),
     )
     resumed, hist = train_sgd(
-        flat, f, cfg, "cpu", progress=False, checkpoint=Resume(tmp_path / "state.pt", resume=True)
+        cfg,
+        flat,
+        TrainContext(
+            f, [], "cpu", progress=False, checkpoint=Resume(tmp_path / "state.pt", resume=True)
+        ),
     )
     assert [h["iter"] for h in hist] == [0, 1, 2, 3]
     assert torch.equal(resumed.w, whole.w) and torch.equal(resumed.v, whole.v)
@@ -178,10 +188,9 @@ def test_cuda_equals_numba(ds):
     if not torch.cuda.is_available():
         pytest.skip("no CUDA")
     flat = ds.flat()
-    f = ds.registry.n_features
     cfg = SGDConfig(k=4, epochs=2, batch_size=64, sample=0, seed=3)
-    a, ha = train_sgd(flat, f, cfg, "cpu", progress=False)
-    b, hb = train_sgd(flat, f, cfg, "cuda", progress=False)
+    a, ha = train_sgd(cfg, flat, TrainContext.of(ds.registry, "cpu", progress=False))
+    b, hb = train_sgd(cfg, flat, TrainContext.of(ds.registry, "cuda", progress=False))
     assert isinstance(b, FactorizationBT) and b.w.device.type == "cuda"
     assert_close(b.w.cpu(), a.w, rtol=1e-6, atol=1e-6)
     assert hb[-1]["loss"] == pytest.approx(ha[-1]["loss"], rel=1e-6)

@@ -35,8 +35,8 @@ from gomove.board.board import (
     play,
 )
 from gomove.board.coords import PASS
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.pattern.tactics import tactical_moves
 from gomove.playout.policy import PatternPolicy
 

@@ -11,9 +11,9 @@ import torch
 from gomove.board.board import BLACK, WHITE, board_from_points, signed_points
 from gomove.board.scoring import area_score, area_score_judged
 from gomove.models.territory.crf import TerritoryCRF
-from gomove.models.territory.features import board_symmetries, geometry, mc_counts
-from gomove.models.territory.judge import JUDGE_FEATURES, StringJudge, string_features
-from gomove.play.ownership import judged_score
+from gomove.models.territory.judge import JUDGE_FEATURES, StringJudge, judged_score, string_features
+from gomove.models.territory.playout_counts import mc_counts
+from gomove.models.territory.reading import board_symmetries, geometry
 from gomove.train.territory.judge import fit_logistic
 
 SIZE = 9
@@ -107,14 +107,14 @@ def test_judged_score_removes_what_the_judge_calls_dead_and_falls_back_without_o
     own = expected.reshape(SIZE, SIZE)
     crf = TerritoryCRF("stern")
     mean_rule = area_score_judged(board, 0.0, own)
-    assert judged_score(board, BLACK, 0.0, own, crf) == mean_rule  # no judge: the mean rule
+    assert judged_score(board, BLACK, 0.0, own, crf.judge) == mean_rule  # no judge: the mean rule
     assert mean_rule == pytest.approx(0.0)  # the white stone dead: 36 points each
     crf.judge = StringJudge(np.array([-20.0, 0, 0, 0, 0, 0, 0]), 8)  # nothing is dead
     alive = area_score(board, 0.0, np.zeros(SIZE * SIZE, np.int8))
     assert alive == pytest.approx(9 - 37)  # black's area is then dame but for its wall
-    assert judged_score(board, BLACK, 0.0, own, crf) == pytest.approx(alive)
+    assert judged_score(board, BLACK, 0.0, own, crf.judge) == pytest.approx(alive)
     crf.judge = StringJudge(np.array([0.0, -10.0, 0, 0, 0, 0, 0]), 8)  # the map decides
-    assert judged_score(board, WHITE, 0.0, own, crf) == pytest.approx(mean_rule)
+    assert judged_score(board, WHITE, 0.0, own, crf.judge) == pytest.approx(mean_rule)
 
 
 def test_the_judge_travels_in_crf_pt_and_old_files_have_none(tmp_path):

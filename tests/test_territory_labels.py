@@ -1,4 +1,4 @@
-"""Final-territory labels (gomove.data.territory) on hand-made finished positions, point by point.
+"""Final-territory labels (gomove.data.territory_labels) on hand-made finished positions.
 
 Diagrams: top row first (tests/board_ascii.py); arrays are [row, col] with row 0 at
 the bottom, so ``grid(...)`` turns an expected diagram into one.

@@ -13,21 +13,20 @@ from gomove.board.board import BLACK, WHITE, board_from_points, signed_points
 from gomove.features.light_gammas import LightGammas
 from gomove.models.territory import batched
 from gomove.models.territory.crf import TerritoryCRF
-from gomove.models.territory.features import (
-    FEATURE_SETS,
+from gomove.models.territory.features import FEATURE_SETS, features
+from gomove.models.territory.playout_counts import mc_counts
+from gomove.models.territory.reading import (
     board_symmetries,
     components,
-    features,
     geometry,
     grid_edges,
-    mc_counts,
     string_view,
 )
 from gomove.models.territory.sampler import chain_rng, first_spins, run_chain, run_chains
 from gomove.playout.pattern.playout import pattern_player
 from gomove.playout.pattern.tables import build_tables
 from gomove.train.resume import Resume
-from gomove.train.territory.config import TerritoryConfig
+from gomove.train.schemas import TerritoryConfig
 from gomove.train.territory.fit import (
     edge_products,
     energy,

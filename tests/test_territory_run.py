@@ -1,7 +1,9 @@
-"""``gomove territory train`` and ``compare`` end to end on the embedded GNU Go sample.
+"""``gomove train model=territory`` and ``gomove territory compare`` end to end on the
+embedded GNU Go sample.
 
 Invariants checked:
-- the config composes (data group shared with train.py) and a misspelt key fails;
+- the config composes (model=territory in the one tree of gomove train) and a misspelt
+  key fails; ``gomove territory train`` is an alias that says so;
 - a run on the sample's labelled games writes crf.pt (loadable), metrics.json with the
   measures at every move number, the plots and TensorBoard events;
 - the same config gives the same model;
@@ -15,34 +17,28 @@ import json
 import numpy as np
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
-from synthetic import CONFIGS
+from synthetic import cfg_of
 
 from gomove.board.board import BLACK, board_from_points
 from gomove.cli.territory import main as territory_main
 from gomove.data.territory_labels import territory_dataset, territory_from_dead
-from gomove.evaluate.territory import MOVES, OwnerScores
-from gomove.experiment.territory import (
-    compare_methods,
+from gomove.evaluate.territory_measures import (
+    MOVES,
+    OwnerScores,
     counted_score,
     crf_counter,
     crf_predictor,
-    playout_predictor,
-    train_run,
 )
+from gomove.experiment.territory_compare import compare_methods, playout_predictor
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.models.territory.judge import StringJudge
 from gomove.samples import sample_path
-from gomove.train.specs import register
-from gomove.train.territory.config import register as register_territory
+from gomove.train.trainers import run
 
 
 def territory_cfg(overrides: list[str]):
-    register()
-    register_territory()
-    with initialize_config_dir(config_dir=CONFIGS, version_base="1.3"):
-        return compose(config_name="territory", overrides=overrides)
+    return cfg_of(["model=territory", *overrides])
 
 
 def tiny(tmp_path, extra: list[str] = ()) -> list[str]:
@@ -52,29 +48,29 @@ def tiny(tmp_path, extra: list[str] = ()) -> list[str]:
         "data.max_test_games=4",
         f"data.cache_dir={tmp_path / 'cache'}",
         "progress=false",
-        "territory.epochs=1",
-        "territory.pl_epochs=1",
-        "territory.every=8",
-        "territory.eval_sweeps=20",
-        "territory.max_eval_positions=20",
+        "model.epochs=1",
+        "model.pl_epochs=1",
+        "model.every=8",
+        "model.eval_sweeps=20",
+        "model.max_eval_positions=20",
         *extra,
     ]
 
 
 def test_config_composes_and_typos_fail():
-    cfg = territory_cfg(["data=tygem"])
-    assert cfg.data.max_test_games == 1000 and cfg.territory.features == "rmc16"
-    assert cfg.territory.seed == cfg.seed
+    cfg = territory_cfg(["data=tygem", "seed=4"])
+    assert cfg.model.name == "territory" and cfg.model.features == "rmc16"
+    assert cfg.model.seed == cfg.seed == 4
     with pytest.raises(ConfigCompositionException, match="epoch"):
-        territory_cfg(["territory.epoch=3"])
+        territory_cfg(["model.epoch=3"])
 
 
 @pytest.mark.parametrize(
-    "extra", [[], ["territory.method=ml", "territory.features=wide"]], ids=["default", "ml"]
+    "extra", [[], ["model.method=ml", "model.features=wide"]], ids=["default", "ml"]
 )
 def test_train_writes_a_model_and_its_measures(tmp_path, extra):
     out = tmp_path / "run"
-    metrics = train_run(territory_cfg(tiny(tmp_path, extra)), out)
+    metrics = run(territory_cfg(tiny(tmp_path, extra)), out)
     saved = json.loads((out / "metrics.json").read_text())
     assert saved["train"]["labelled"] > 0 and saved["test"]["labelled"] > 0
     crf_res = saved["results"]["crf"]
@@ -87,7 +83,7 @@ def test_train_writes_a_model_and_its_measures(tmp_path, extra):
     crf = TerritoryCRF.load(out / "crf.pt")
     assert crf.meta["train_games"] == metrics["train"]["labelled"]
     assert crf.judge is not None and crf.judge.playouts == 256  # the dead strings' judge
-    again = train_run(territory_cfg(tiny(tmp_path, extra)), tmp_path / "again")
+    again = run(territory_cfg(tiny(tmp_path, extra)), tmp_path / "again")
     for key in ("accuracy", "mse", "score_abs_err"):  # all but the timings
         assert again["results"]["crf"]["all"][key] == crf_res["all"][key]
     assert again["results"]["crf"]["calibration"] == crf_res["calibration"]
@@ -123,6 +119,16 @@ def test_compare_measures_every_predictor_on_the_same_positions(tmp_path):
     table = (tmp_path / "cmp" / "results.md").read_text()
     assert "8 playouts" in table and "accuracy" in table
     assert (tmp_path / "cmp" / "calibration.png").exists()
+
+
+def test_train_alias_runs_gomove_train(tmp_path, capsys, monkeypatch):
+    """``gomove territory train territory.KEY=V`` runs ``gomove train model=territory
+    model.KEY=V`` and says so on stderr."""
+    monkeypatch.chdir(tmp_path)
+    args = [a.replace("model.", "territory.") for a in tiny(tmp_path)]
+    assert territory_main(["train", *args, f"hydra.run.dir={tmp_path / 'alias'}"]) == 0
+    assert "alias: running gomove train model=territory" in capsys.readouterr().err
+    assert TerritoryCRF.load(tmp_path / "alias" / "crf.pt").meta["features"] == "rmc16"
 
 
 def test_cli_reports_bad_input_clearly(tmp_path, capsys):

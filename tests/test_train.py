@@ -17,8 +17,9 @@ import torch
 from hydra.errors import ConfigCompositionException
 from synthetic import cfg_of, tiny
 
-from gomove.experiment.run import evaluate_checkpoint, run
+from gomove.evaluate.saved_model import evaluate_checkpoint
 from gomove.models.checkpoint import load_checkpoint
+from gomove.train.trainers import run
 
 
 @pytest.mark.parametrize("data", ["sample", "tygem"])

@@ -9,10 +9,13 @@
 
 The padded board has one ring of WALL points around the playing area, so a
 neighbour of any on-board loc is loc +- 1 or loc +- W and never out of range.
-A pass is loc PASS (-1); "no move yet" is NO_MOVE (-2).
+A pass is loc PASS (-1); "no move yet" is NO_MOVE (-2). GUIs and KataGo list a
+board's values row by row from the top (A19 first on 19x19): ``top_row_first``.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 PASS = -1
 NO_MOVE = -2
@@ -67,3 +70,9 @@ def gtp_to_loc(vertex: str, size: int) -> int:
     if not (0 <= row < size and 0 <= col < size):
         raise ValueError(f"vertex {vertex!r} is off a {size}x{size} board")
     return to_loc(row, col, size)
+
+
+def top_row_first(grid: np.ndarray) -> np.ndarray:
+    """A [size, size] grid in sgfmill order (row 0 at the bottom) as the flat list GUIs
+    and KataGo read: row by row from the top, each row left to right."""
+    return np.asarray(grid)[::-1].reshape(-1)

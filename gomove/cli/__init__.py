@@ -1,6 +1,9 @@
-"""``gomove SUB``: thin argument parsing over the library; ``main`` dispatches.
+"""``gomove SUB``: thin argument parsing over the library.
 
-One module a subcommand, each with a ``main``; see README, Modules."""
+Where to start reading: ``main`` (the dispatcher: one module a subcommand, each with a
+``main``), then the subcommand's module; ``model_args`` (--model, --policy, --territory:
+the shipped ones by default) is what the engines' subcommands share.
+"""
 
 from __future__ import annotations
 

@@ -24,8 +24,7 @@ import signal
 import sys
 
 from gomove.cli import doc_parser
-from gomove.cli.gtp import engine_settings
-from gomove.cli.models import (
+from gomove.cli.model_args import (
     add_model_args,
     add_territory_args,
     announce,
@@ -35,7 +34,7 @@ from gomove.cli.models import (
 )
 from gomove.play.analysis.engine import AnalysisEngine
 from gomove.play.analysis.server import serve
-from gomove.play.search.config import TREES
+from gomove.play.search.presets import TREES, engine_settings
 from gomove.play.search.search import Search
 from gomove.play.warmup import start_warmup
 

@@ -1,42 +1,28 @@
 """``gomove bench`` (``python bench.py``): benchmarks, JSON lines out.
 
-    gomove bench [replay] [extract] [mm] [fbt] [rankers] [scale] [playout] [mc-owner]
-                 [territory]
-                 [search] [predict] [analysis]
+    gomove bench [BENCHMARK or SUITE ...]      # default: the default suite
     gomove bench mm fbt --mm-games 300 --data ../shared/data
-    gomove bench search --policy RUN_LIGHT/policy.npz --model RUN/model.pt
+    gomove bench engine --policy RUN_LIGHT/policy.npz --model RUN/model.pt
     gomove bench gpu --data DIR --out OUT/gpu.jsonl [--gpu-games N]
 
-Reads real games, tygem-9d-2006-01.zip, from --data DIR, else $GOMOVE_DATA, else
-../shared/data (from the current directory) when present, else the embedded sample.
+The benchmarks (gomove.bench.suite): replay, extract, mm, fbt, rankers, scale, playout,
+mc-owner, territory, search, predict, analysis; the suites, their targets and the
+search benchmark's rows are gomove/configs/experiment/bench.yaml. Reads real games,
+tygem-9d-2006-01.zip, from --data DIR, else $GOMOVE_DATA, else the config's data folder
+(../shared/data, from the current directory) when present, else the embedded sample.
 
-``gpu`` (never in the default set: all training games) times a GPU machine's CUDA
-engines beside numba on its cores over the standard split, the month archives in
---data (gomove.experiment.bench_gpu; scripts/device_check.sh runs it).
+``gpu`` (never in a suite: all training games) times a GPU machine's CUDA engines beside
+numba on its cores over the standard split, the month archives in --data
+(gomove.bench.gpu; scripts/device_check.sh runs it).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 
-from gomove.experiment import bench as benchmarks
-from gomove.experiment.bench_gpu import bench_gpu
-
-ALL = (
-    "replay",
-    "extract",
-    "mm",
-    "fbt",
-    "rankers",
-    "scale",
-    "playout",
-    "mc-owner",
-    "territory",
-    "search",
-    "predict",
-    "analysis",
-)
+from gomove.bench.common import data_folder
+from gomove.bench.gpu import bench_gpu
+from gomove.bench.suite import BENCHMARKS, run, suites
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -45,7 +31,8 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("which", nargs="*", help=f"any of {ALL}, or gpu (default: all but gpu)")
+    p.add_argument("which", nargs="*", help=f"any of {', '.join(BENCHMARKS)}, the suites "
+                   f"{', '.join(suites())}, or gpu (default: the default suite)")  # fmt: skip
     p.add_argument(
         "--data",
         help="games to read: an archive, SGF file or folder, or a folder holding "
@@ -86,29 +73,29 @@ def main(argv: list[str] | None = None) -> None:
     )
     g.add_argument("--profile-only", action="store_true", help="only the data rows and --profile")
     a = p.parse_args(argv)
-    unknown = set(a.which) - {*ALL, "gpu"}
+    unknown = set(a.which) - {*BENCHMARKS, *suites(), "gpu"}
     if unknown:
-        p.error(f"unknown benchmarks {sorted(unknown)}; choose from {ALL} or gpu")
+        p.error(f"unknown benchmarks {sorted(unknown)}; choose from {', '.join(BENCHMARKS)}, "
+                f"the suites {', '.join(suites())}, or gpu")  # fmt: skip
     if a.profile_only:  # no speed rows, no accuracy row
         a.profile, a.fbt_epochs = True, 1
     elif a.accuracy_only and a.fbt_epochs < 2:
         p.error("--accuracy-only measures the model of --fbt-epochs N, N at least 2")
     if "gpu" in a.which:
-        data = a.data or os.environ.get(benchmarks.DATA_ENV) or benchmarks.DEFAULT_DATA
-        bench_gpu(data, a.cache_dir, a.gpu_games, a.test_games, a.cpu_steps, a.fbt_epochs,
-                  a.out, a.gpu_device, a.profile,
+        bench_gpu(data_folder(a.data), a.cache_dir, a.gpu_games, a.test_games, a.cpu_steps,
+                  a.fbt_epochs, a.out, a.gpu_device, a.profile,
                   speed=not (a.accuracy_only or a.profile_only))  # fmt: skip
         a.which = [w for w in a.which if w != "gpu"]
         if not a.which:
             return
-    benchmarks.run(
-        a.which or list(ALL),
+    run(
+        a.which,
         a.data,
         a.games,
-        a.harvest_games,
-        a.mm_games,
-        a.mm_iters,
-        a.cache_dir,
+        harvest_games=a.harvest_games,
+        mm_games=a.mm_games,
+        mm_iters=a.mm_iters,
+        cache_dir=a.cache_dir,
         owner_games=a.owner_games,
         policy_path=a.policy,
         model_path=a.model,

@@ -10,8 +10,8 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from gomove.experiment.run import evaluate_checkpoint
-from gomove.train.specs import register
+from gomove.evaluate.saved_model import evaluate_checkpoint
+from gomove.train.trainers import register
 
 register()
 

@@ -27,11 +27,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Callable
-from functools import partial
 
 from gomove.cli import doc_parser
-from gomove.cli.models import (
+from gomove.cli.model_args import (
     add_model_args,
     add_territory_args,
     announce,
@@ -41,19 +39,8 @@ from gomove.cli.models import (
 )
 from gomove.play.gtp.engine import GtpEngine
 from gomove.play.gtp.server import serve
-from gomove.play.predict import Predictor
-from gomove.play.search.config import TREES, SearchConfig, tree_settings
+from gomove.play.search.presets import TREES, engine_settings
 from gomove.play.warmup import start_warmup
-
-
-def search_config(sets: list[str], base: dict | None = None) -> SearchConfig:
-    """SearchConfig from --set key=value strings over base (SearchConfig.from_overrides)."""
-    return SearchConfig.from_overrides(sets, base)
-
-
-def tree_config(sets: list[str], base: dict, tree: str, size: int) -> SearchConfig:
-    """The settings for a board size: the tree's (tree_settings) over base, sets over both."""
-    return search_config(sets, {**base, **tree_settings(tree, size)})
 
 
 def add_engine_args(ap: argparse.ArgumentParser) -> None:
@@ -77,29 +64,6 @@ def add_engine_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--gtp-version", help="what `version` answers (Lizzie wants Leela Zero's "
                     ">= 0.15 before it sends lz-analyze: --gtp-version 0.17)")  # fmt: skip
-
-
-def engine_settings(
-    sets: list[str], tree: str, base: dict, predictor: Predictor | None, playouts: bool
-) -> tuple[SearchConfig, Callable[[int], SearchConfig] | None]:
-    """(the search settings, the settings for each board size or None) of gtp's and
-    analysis's options: no model, no widening; no policy (playouts False), uniform
-    playouts; the tree's settings for each size when the model is in the tree."""
-    base = dict(base)
-    if predictor is None:
-        base["pw"] = False
-    if not playouts:
-        base["playouts"] = "uniform"
-    cfg = search_config(sets, base)
-    if not cfg.pw:
-        if tree != "auto" and tree_settings(tree, 19):  # the tree sets the model's prior
-            raise ValueError(
-                f"--tree {tree} needs the full model in the tree (a model, no --no-pw)"
-            )
-        return cfg, None
-    sized = partial(tree_config, sets, base, tree)
-    sized(9), sized(13), sized(19)  # an error in --set shows now, not at boardsize
-    return cfg, sized
 
 
 def build_engine(args: argparse.Namespace) -> GtpEngine:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 # name -> (module of gomove.cli, one line of help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "train": ("train", "train and evaluate a model (Hydra overrides: model=fbt k=10 data=tygem)"),
+    "train": ("train", "train a model (Hydra: model=fbt k=10 data=tygem, model=territory)"),
     "evaluate": ("evaluate", "score a saved model on data.test (checkpoint=RUN/model.pt)"),
     "predict": ("predict", "a model's move probabilities on one position, printed and drawn"),
     "gtp": ("gtp", "a GTP engine for Go GUIs (Lizzie, Sabaki, GoGui) and matches"),
@@ -26,13 +26,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "warmup": ("warmup", "compile the engine once, ahead of the first game (minutes)"),
     "match": ("match", "matches between GTP engines, refereed, resumable, with intervals"),
     "ownership": ("ownership", "an ownership map (playouts or the territory CRF), as a PNG"),
-    "territory": ("territory", "Stern's territory CRF: train it on finished games, compare it"),
+    "territory": ("territory", "Stern's territory CRF beside playouts (compare; train: an alias)"),
     "export": ("export", "datasets and models as Coulom's mm and Pachi's files"),
     "import": ("import_", "Coulom's mm gammas as a gomove model"),
     "data": ("data", "read game records and count what a training run would get"),
     "bench": ("bench", "speed benchmarks, JSON lines (the same as python bench.py)"),
     "compare": ("compare", "the comparison paper's experiment: every system, tables, figures"),
-    "balance": ("balance", "simulation balancing of a playout policy (label, train)"),
+    "balance": ("balance", "label positions for simulation balancing (label; train: an alias)"),
 }
 HYDRA_COMMANDS = ("train", "evaluate")  # their main reads sys.argv (Hydra's overrides)
 
@@ -53,9 +53,9 @@ def hydra_help(name: str, doc: str) -> str:
     return (
         f"usage: gomove {name} [KEY=VALUE ...]\n\n{doc.strip()}\n\n"
         "Config groups (gomove/configs): data=sample|tygem, features=full|tactical|light,\n"
-        "model=mm|fbt|lfr|pr|bar|lbr; any field as key=value (a misspelt one fails with the\n"
-        f"valid names). Hydra's own help: gomove {name} --hydra-help; the composed config:\n"
-        f"gomove {name} --cfg job.\n"
+        "model=mm|fbt|lfr|pr|bar|lbr|territory|balance; any field as key=value (a misspelt\n"
+        f"one fails with the valid names). Hydra's own help: gomove {name} --hydra-help;\n"
+        f"the composed config:\ngomove {name} --cfg job\n"
     )
 
 

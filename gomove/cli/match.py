@@ -36,7 +36,7 @@ from pathlib import Path
 
 from gomove.atomic import atomic_write_text
 from gomove.cli import doc_parser
-from gomove.cli.models import NONE
+from gomove.cli.model_args import NONE
 from gomove.evaluate.match import engine_command, find_program, run_match, summary
 
 DEFAULT_ROWS = (

@@ -20,7 +20,7 @@ import numpy as np
 
 from gomove.board.replay import board_at
 from gomove.cli import doc_parser
-from gomove.cli.models import (
+from gomove.cli.model_args import (
     add_model_args,
     add_territory_args,
     load_policy,

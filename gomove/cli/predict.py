@@ -19,7 +19,7 @@ from gomove.board.board import BLACK, WHITE, new_board
 from gomove.board.coords import gtp_to_loc, loc_to_gtp, move_to_loc
 from gomove.board.replay import board_at, play_moves
 from gomove.cli import doc_parser
-from gomove.cli.models import load_model
+from gomove.cli.model_args import load_model
 from gomove.play.predict import plot_prediction
 from gomove.reading.games import load_game
 

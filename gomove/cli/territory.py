@@ -1,16 +1,18 @@
-"""``gomove territory train|compare``: Stern's territory CRF, trained and measured.
+"""``gomove territory compare``: Stern's territory CRF measured beside playout ownership maps.
 
-gomove territory train data=tygem data.max_games=5000 hydra.run.dir=runs/territory
 gomove territory compare --crf runs/territory/crf.pt --data ../shared/data/tygem-9d-2006-06.zip \\
     --max-games 1000 --playouts 63 500 --out docs/territory
 
-``train`` takes Hydra overrides as ``gomove train`` does (gomove/configs/territory.yaml:
-the embedded sample by default, ``data=tygem`` for the real games; ``territory.*``:
-features, method, epochs, ...) and writes crf.pt, metrics.json, plots and TensorBoard
-curves into the run directory. ``compare`` measures the CRF beside the playout ownership
-maps (uniform playouts at each --playouts, and the shipped pattern policy's) on the
-labelled games of --data at moves 50, 100, 150, 200 and the last, and writes
-results.md, results.json, calibration.png and by_move.png into --out.
+``compare`` measures the CRF beside the playout ownership maps (uniform playouts at
+each --playouts, and the shipped pattern policy's) on the labelled games of --data at
+moves 50, 100, 150, 200 and the last, and writes results.md, results.json,
+calibration.png and by_move.png into --out.
+
+The CRF is trained by ``gomove train model=territory`` (the embedded sample by default,
+``data=tygem`` for the real games; ``model.*``: features, method, epochs, ...), which
+writes crf.pt, metrics.json, plots and TensorBoard curves into the run directory.
+``gomove territory train`` is an alias of it: its ``territory.KEY=VALUE`` overrides
+are ``model.KEY=VALUE``.
 """
 
 from __future__ import annotations
@@ -18,33 +20,26 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import hydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig
-
 from gomove.cli import doc_parser
+from gomove.cli import train as train_cli
 from gomove.data.territory_labels import territory_dataset
-from gomove.experiment.territory import (
-    compare_methods,
-    crf_counter,
-    crf_predictor,
-    format_results,
-    playout_predictor,
-    train_run,
-)
+from gomove.evaluate.territory_measures import crf_counter, crf_predictor, format_results
+from gomove.experiment.territory_compare import compare_methods, playout_predictor
 from gomove.models.territory.crf import SWEEPS, TerritoryCRF
 from gomove.playout.policy import PatternPolicy
-from gomove.train.specs import register
-from gomove.train.territory.config import register as register_territory
-
-register()
-register_territory()
 
 
-@hydra.main(version_base="1.3", config_path="../configs", config_name="territory")
-def train(cfg: DictConfig) -> float:
-    metrics = train_run(cfg, HydraConfig.get().runtime.output_dir)
-    return metrics["results"]["crf"]["all"]["accuracy"]
+def train(args: list[str]) -> None:
+    """``gomove territory train ARGS``: ``gomove train model=territory ARGS``, said on stderr."""
+    overrides = ["model." + a[len("territory.") :] if a.startswith("territory.") else a
+                 for a in args]  # fmt: skip
+    print(
+        "gomove territory train is an alias: running gomove train model=territory "
+        + " ".join(overrides),
+        file=sys.stderr,
+    )
+    sys.argv = ["gomove train", "model=territory", *overrides]
+    train_cli.main()
 
 
 def compare(argv: list[str]) -> None:
@@ -84,11 +79,10 @@ def compare(argv: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int | None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
-        print(f"usage: gomove territory train [KEY=VALUE ...] | compare [OPTIONS]\n\n{__doc__}")
+        print(f"usage: gomove territory compare [OPTIONS] | train [KEY=VALUE ...]\n\n{__doc__}")
         return 0
     if args[0] == "train":
-        sys.argv = ["gomove territory train", *args[1:]]
-        train()
+        train(args[1:])
         return 0
     if args[0] == "compare":
         compare(args[1:])

@@ -78,7 +78,7 @@ class FeatureExtractor:
         return np.where(radius <= self.cfg.small_max_radius, small, 0).astype(np.uint16)
 
     def visitor(self, size: int, n_moves: int) -> FeatureVisitor:
-        """The replay visitor (features/position.py) filling this config's groups for a game."""
+        """The replay visitor (gomove.data.visitor) filling this config's groups for a game."""
         cfg = self.cfg
         return FeatureVisitor.new(
             size,

@@ -16,7 +16,7 @@ import torch
 
 from gomove.data.batch import Batch
 from gomove.data.dataset import Dataset
-from gomove.data.device import DeviceBatches, DeviceFlat
+from gomove.data.device_flat import DeviceBatches, DeviceFlat
 from gomove.data.flat import FlatData
 
 

@@ -1,6 +1,6 @@
 """What a data config group (gomove/configs/data) names: its inputs and how to read them.
 
-Shared by training runs (gomove.experiment.run) and the exports that reopen a
+Shared by training runs (gomove.train.move_models) and the exports that reopen a
 run's data (gomove.export.source).
 """
 

@@ -36,16 +36,8 @@ from numba.extending import overload
 from gomove.board.board import LAST, SIZE, TO_MOVE, W, legal_moves
 from gomove.board.coords import PASS
 from gomove.board.replay import is_visitor, visit
-from gomove.features.light import (
-    CAPTURE_COL,
-    CONTIGUITY_COL,
-    EXTENSION_COL,
-    N_LIGHT,
-    PASS_COL,
-    PATTERN_COL,
-    SELF_ATARI_COL,
-    light_levels,
-)
+from gomove.features.levels import CAPTURE_COL, EXTENSION_COL, PASS_COL, SELF_ATARI_COL
+from gomove.features.light import CONTIGUITY_COL, N_LIGHT, PATTERN_COL, light_levels
 from gomove.features.mc_owner import owner_level
 from gomove.features.patterns import Templates, match_largest, pattern_hashes, pattern_states
 from gomove.features.small import small_vector

@@ -1,2 +1,9 @@
-"""Evaluation: the papers' measures (``measures``), their report and plots (``report``),
-and matches between GTP engines (``match``: refereed, resumable, Wilson intervals)."""
+"""Evaluation: the papers' measures and their report, territory measures, matches.
+
+Where to start reading: ``measures`` (top-1, log-evidence, the cumulative rank
+distribution, by game phase and pattern size), ``report`` (metrics.json, the summary
+table and the papers' plots), ``saved_model`` (``gomove evaluate``: a saved model on
+data.test), ``territory_measures`` (how well an ownership map knows the final
+territory), ``match`` (refereed, resumable matches between GTP engines, Wilson
+intervals).
+"""

@@ -1,10 +1,7 @@
-"""Experiments: a training run end to end, and the studies built from runs.
+"""Experiments: the studies built from training runs.
 
 Where to start reading:
 
-- ``run``: one training run in this process, ``run(cfg, out_dir)``: data,
-  features, datasets, training, evaluation and the run folder it writes
-  (model.pt, metrics.json, positions.npz); ``gomove train`` is this.
 - ``runs``: a run as the experiments see it: ``launch`` starts ``train.py``
   in a process of its own and returns its metrics; ``read_metrics``,
   ``read_positions`` and ``read_history`` read a run folder (checkpoints only
@@ -14,9 +11,10 @@ Where to start reading:
   ``gomove/configs/experiment/<name>.yaml``.
 - ``compare``: the comparison paper's systems at several training sizes
   (experiment ``compare``), its tables and figures (``gomove compare``).
-- ``bench``: the speed and memory benchmarks (``gomove bench``); ``scale``
-  trains through ``runs`` under torchrun.
+- ``territory_compare``: the territory CRF beside playout ownership maps
+  (``gomove territory compare``).
 
-``scripts/results_table.py`` (experiment ``results_table``) also launches
-and reads its runs through ``runs``.
+A training run itself is gomove.train (``gomove train``, gomove.train.trainers.run);
+the benchmarks are gomove.bench. ``scripts/results_table.py`` (experiment
+``results_table``) also launches and reads its runs through ``runs``.
 """

@@ -1,7 +1,7 @@
 """Training runs as the experiments see them: launch one, read what it left.
 
 Every experiment that trains (``gomove compare``: gomove.experiment.compare;
-``gomove bench scale``: gomove.experiment.bench; ``scripts/results_table.py``)
+``gomove bench scale``: gomove.bench.training; ``scripts/results_table.py``)
 launches ``train.py`` through ``launch`` and reads the run folder through the
 readers here, and the rows it compares come from
 ``gomove/configs/experiment/<name>.yaml`` through ``load_experiment``.
@@ -11,7 +11,7 @@ Terms:
   (gomove.evaluate.report), ``positions.npz`` (every test position's rank),
   ``model.pt`` (the checkpoint, read only by gomove.models.checkpoint's
   ``read_checkpoint``), ``.hydra/config.yaml`` (the composed config) and
-  ``train.log`` (the process's output). gomove.experiment.run writes it.
+  ``train.log`` (the process's output). gomove.train.move_models writes it.
 - finished: metrics.json and positions.npz are there (written last, after
   model.pt).
 - history: the trainer's rows, saved in the checkpoint (``History``).
@@ -34,7 +34,7 @@ gamma = 1 (without it there is no update), with ``seconds`` and
 no-grad pass measuring the start loss (it also reads the shards into memory
 on the padded path: the benchmarks time epochs from row 1 on);
 gomove.train.rankers.fit leaves its row 0, ``{"iter": 0, "positions": 0}``,
-untimed. gomove.experiment.run counts ``len(history) - 1`` iterations and
+untimed. gomove.train.move_models counts ``len(history) - 1`` iterations and
 sums every row's seconds as ``algorithm_seconds``: the same rule.
 """
 
@@ -56,7 +56,7 @@ from hydra import compose, initialize_config_module
 from omegaconf import DictConfig, OmegaConf
 
 from gomove.models.checkpoint import read_checkpoint
-from gomove.train.specs import register
+from gomove.train.trainers import register
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""The move levels the full and the light features share: new atari, capture, extension.
+"""The move levels the full and the light features share: new atari, capture, extension,
+and the columns of the groups both level arrays begin with (``PASS_COL`` ...).
 
 Coulom 2007, Table 1, defined once here and used by tactical.py (which refines
 the capture and extension levels with its ladder reader), light.py and the
@@ -25,6 +26,10 @@ from typing import NamedTuple
 from numba import njit
 
 from gomove.board.board import adjacent_heads
+
+# The columns both level arrays begin with, in this order: the groups pass, capture,
+# extension and self_atari of tactical.py's (Coulom's full features) and of light.py's.
+PASS_COL, CAPTURE_COL, EXTENSION_COL, SELF_ATARI_COL = range(4)
 
 CAPTURE_ATARI_DEFENCE = 1
 CAPTURE_RECAPTURE = 2

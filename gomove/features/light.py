@@ -1,7 +1,7 @@
 """Coulom's light features (2007, section 4.1): cheap enough for playouts, learnt like the others.
 
 One kernel, ``levels_at`` (``light_levels`` on a Board), gives a point's
-levels; dataset extraction (``features=light``, features/position.py) and the
+levels; dataset extraction (``features=light``, gomove.data.visitor) and the
 playout policy (gomove/play/pattern/) both call it, so training and playing see the
 same features by construction. Groups and levels (0 = absent):
 
@@ -73,7 +73,9 @@ LIGHT_LEVELS = {
 PATTERN3X3_GROUP = "pattern3x3"  # the group of the 3x3 patterns' levels
 LIGHT_GROUPS = (*LIGHT_LEVELS, PATTERN3X3_GROUP)
 N_LIGHT = len(LIGHT_GROUPS)
-PASS_COL, CAPTURE_COL, EXTENSION_COL, SELF_ATARI_COL, CONTIGUITY_COL, PATTERN_COL = range(N_LIGHT)
+# columns of the light level array: levels.py's shared four (PASS_COL, CAPTURE_COL,
+# EXTENSION_COL, SELF_ATARI_COL), then these
+CONTIGUITY_COL, PATTERN_COL = 4, 5
 
 
 # ---- kernels ------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 NONE_INDEX = 0
-SHAPE_GROUP = "shape"  # the group of harvested shape patterns (features.extractor)
+SHAPE_GROUP = "shape"  # the group of harvested shape patterns (gomove.data.extractor)
 
 
 @njit(cache=True, inline="always")

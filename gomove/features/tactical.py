@@ -53,7 +53,11 @@ from gomove.board.board import (
 )
 from gomove.board.coords import PASS
 from gomove.features.levels import (
+    CAPTURE_COL,
     CAPTURE_OTHER,
+    EXTENSION_COL,
+    PASS_COL,
+    SELF_ATARI_COL,
     capture_level,
     in_heads,
     last_move,
@@ -62,11 +66,8 @@ from gomove.features.patterns import distance
 
 LADDER_DEPTH = 80
 
-# columns of the tactical level array
-PASS_COL = 0
-CAPTURE_COL = 1
-EXTENSION_COL = 2
-SELF_ATARI_COL = 3
+# columns of the tactical level array: levels.py's shared four (PASS_COL, CAPTURE_COL,
+# EXTENSION_COL, SELF_ATARI_COL), then these
 ATARI_COL = 4
 BORDER_COL = 5
 DIST_PREV_COL = 6

@@ -6,7 +6,7 @@ config, the registry, the harvested pattern table, the model's name (a key of
 ``hparams()``: k for fbt/lfr, empty for mm) and its parameters (the state
 dict). ``read_checkpoint`` reads the file; ``load_checkpoint`` also rebuilds the
 model by the class its name stands for. Loading a model imports nothing of
-training: gomove.train.specs builds its trainer table on ``MODEL_CLASSES``.
+training: gomove.train.trainers builds its trainer table on ``MODEL_CLASSES``.
 """
 
 from __future__ import annotations

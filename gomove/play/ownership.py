@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from gomove.board.board import BLACK, SIZE, WHITE, Board, signed_points
-from gomove.board.scoring import area_score_judged, area_score_without
+from gomove.board.board import BLACK, WHITE, Board
 from gomove.models.territory.crf import SWEEPS, TerritoryCRF
 from gomove.play.boardplot import draw_board, new_figure, save_figure
 from gomove.playout.driver import run_playouts
 from gomove.playout.policy import PatternPolicy
+from gomove.playout.uniform import UNIFORM
 
 PLAYOUTS = "playouts"
 CRF = "crf"
@@ -84,8 +84,8 @@ def ownership(
     """
     if n < 1:
         raise ValueError(f"need at least one playout, not {n}")
-    play_n = run_playouts if policy is None else policy.run_playouts
-    scores, counts = play_n(board, to_move, komi, n, seed, max_moves)
+    player = UNIFORM if policy is None else policy.player()
+    scores, counts = run_playouts(board, to_move, komi, n, seed, max_moves, policy=player)
     return OwnershipMap(
         black=counts[BLACK] / n,
         white=counts[WHITE] / n,
@@ -138,21 +138,6 @@ def estimate_ownership(
     if territory is not None:
         return crf_ownership(board, to_move, komi, territory, seed=seed)
     return ownership(board, to_move, n, komi, seed, policy=policy)
-
-
-def judged_score(
-    board: Board, to_move: int, komi: float, own: np.ndarray, territory: TerritoryCRF | None = None
-) -> float:
-    """The B - W - komi score a referee counts with own (P(black) - P(white), [row, col])
-    as the map: the dead strings removed, then area counting. Dead: as the territory
-    CRF's string judge decides when it has one (gomove.models.territory.judge), else
-    the strings own gives to the other colour on average (area_score_judged)."""
-    if territory is None or territory.judge is None:
-        return area_score_judged(board, komi, own)
-    size = int(board.info[SIZE])
-    mover = 1 if to_move == BLACK else -1
-    dead = territory.judge.dead(signed_points(board), mover, size, np.asarray(own).reshape(-1))
-    return area_score_without(board, komi, dead)
 
 
 def plot_ownership(board: Board, own: OwnershipMap, path: str | Path, title: str = "") -> Path:

@@ -7,7 +7,7 @@ Terms:
 - one code path: the checkpoint's FeatureExtractor fills the position's levels
   (FeatureExtractor.position), the registry maps them to global indices and
   the model scores them with ``log_probs``, the same call training and the
-  evaluation make, so every registered model (gomove.train.specs.MODELS)
+  evaluation make, so every registered model (gomove.train.trainers.TRAINERS)
   predicts here unchanged.
 """
 

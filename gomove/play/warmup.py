@@ -32,8 +32,9 @@ from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.analysis.engine import AnalysisEngine
 from gomove.play.ownership import ownership
 from gomove.play.predict import Predictor
-from gomove.play.search.config import SearchConfig, tree_settings
+from gomove.play.search.presets import tree_settings
 from gomove.play.search.search import Search
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.policy import PatternPolicy
 
 Say = Callable[[str], None]

@@ -4,22 +4,17 @@ Terms:
 - policy file: gomove.features.light_gammas (``policy.npz``); a PatternPolicy
   is a LightGammas, so ``PatternPolicy.load`` reads it.
 - kernel tables (``tables()``): gomove.playout.pattern.tables, built once.
-- playouts: the board's playout driver (gomove.playout.driver.run_games) with
+- playouts: the playout driver (gomove.playout.driver.run_games) with
   this policy's PatternPlayer (gomove.playout.pattern.playout).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from gomove import pretrained
-from gomove.board.board import Board
 from gomove.features.light_gammas import LightGammas
-from gomove.playout.driver import run_playouts
 from gomove.playout.pattern.playout import PatternPlayer, pattern_player
 from gomove.playout.pattern.tables import PolicyTables, build_tables
 
@@ -48,18 +43,3 @@ class PatternPolicy(LightGammas):
         the options (replies, tactics, nakade, selfatari_max, local, local_min) that
         gomove.playout.pattern.playout.pattern_player describes."""
         return pattern_player(self.tables(), check, **options)
-
-    def run_playouts(
-        self,
-        board: Board,
-        color: int,
-        komi: float,
-        n: int,
-        seed: int,
-        max_moves: int | None = None,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """n pattern-policy playouts from board (unchanged), as driver.run_playouts.
-
-        Returns (scores float64[n], owner_counts int64[3, size, size]).
-        """
-        return run_playouts(board, color, komi, n, seed, max_moves, policy=self.player())

@@ -10,7 +10,7 @@ validation month at each of moves 50, 150 and 200; a playout from move 150 takes
 0.07 ms (docs/territory.md).
 
 Terms:
-- playable (for color): gomove.playout.driver.playable with ``selfatari_max`` as its
+- playable (for color): gomove.playout.uniform.playable with ``selfatari_max`` as its
   limit: legal (simple ko, no suicide), not one of color's own eyes, and not a
   self-atari of more than that many stones.
 - a move, after an opponent move ``last`` on the board:
@@ -21,7 +21,7 @@ Terms:
   2. else, with probability ``near``, a playable point among the 8 around last,
      drawn uniformly;
   3. else (or when none is playable) a playable point drawn uniformly from the
-     whole board, as the uniform policy draws (gomove.playout.driver.draw_empty);
+     whole board, as the uniform policy draws (gomove.playout.uniform.draw_empty);
      with none the side passes.
 - games end as uniform playouts do (two passes in a row, or max_moves).
 """
@@ -43,12 +43,11 @@ from gomove.board.board import (
     big_self_atari,
     first_liberty,
     is_legal_arrays,
-    play_arrays,
 )
 from gomove.board.coords import PASS
 from gomove.playout.hooks import is_policy, policy_moves, policy_state
 from gomove.playout.rng import random_below, uniform01
-from gomove.playout.uniform import draw_empty, empty_lists, list_empties, playable, take_empty
+from gomove.playout.uniform import draw_empty, empty_lists, list_empties, play_listed, playable
 
 
 class RulePlayer(NamedTuple):
@@ -57,7 +56,7 @@ class RulePlayer(NamedTuple):
     selfatari_max: int  # a move never leaves a string of more stones than this in atari
     near: float  # the probability of a point around the last move when no answer
 
-    PLAIN = True  # nothing kept in step with the board (driver.is_plain)
+    PLAIN = True  # nothing kept in step with the board (hooks.is_plain)
 
 
 RULES = RulePlayer(3, 1.0)  # chosen on the validation month (docs/territory.md)
@@ -138,9 +137,9 @@ def rule_moves(
     """The move loop of a rule game on b (module docstring); returns the moves played.
 
     empties[:n_empty] lists the empty points and epos[loc] is loc's index there (-1:
-    none), as gomove.playout.driver.list_empties makes them (draw_empty and take_empty
-    keep them as the uniform playouts do); buf: scratch for the
-    candidates of rules 1 and 2 (at least 8 long).
+    none), as gomove.playout.uniform.list_empties makes them (draw_empty and take_empty
+    keep them as the uniform playouts do, play_listed plays a move); buf: scratch for
+    the candidates of rules 1 and 2 (at least 8 long).
     """
     limit, near = player
     bc = b.color
@@ -158,14 +157,8 @@ def rule_moves(
                 move = near_move(b, color, last, limit, rng, buf)
         if move == PASS:
             move = draw_empty(b, color, rng, empties, epos, n_empty, limit)
-        if move == PASS:
-            passes += 1
-        else:
-            passes = 0
-            n_empty = take_empty(b, move, color, empties, epos, n_empty)
-        play_arrays(b, move, color)
-        if n_moves < moves_out.shape[0]:
-            moves_out[n_moves] = move
+        passes = passes + 1 if move == PASS else 0
+        n_empty = play_listed(b, move, color, empties, epos, n_empty, moves_out, n_moves)
         n_moves += 1
         color = 3 - color
     return n_moves

@@ -122,6 +122,22 @@ def take_empty(
     return n_empty
 
 
+@njit(cache=True, inline="always")
+def play_listed(
+    b: Board, move: int, color: int, empties: np.ndarray, epos: np.ndarray, n_empty: int,
+    moves_out: np.ndarray, n_moves: int,
+) -> int:  # fmt: skip
+    """Play color's drawn move (a point or PASS) on b with the empty list kept in step
+    (take_empty), and record it as move n_moves in moves_out when there is room; returns
+    the list's new length. The step every move loop that draws from the list ends with."""
+    if move != PASS:
+        n_empty = take_empty(b, move, color, empties, epos, n_empty)
+    play_arrays(b, move, color)
+    if n_moves < moves_out.shape[0]:
+        moves_out[n_moves] = move
+    return n_empty
+
+
 @njit(cache=True, _nrt=False)
 def uniform_moves(
     b: Board, color: int, rng: np.ndarray, max_moves: int, empties: np.ndarray,
@@ -138,14 +154,8 @@ def uniform_moves(
     n_moves = 0
     while n_moves < max_moves and passes < 2:
         move = draw_empty(b, color, rng, empties, epos, n_empty, limit)
-        if move == PASS:
-            passes += 1
-        else:
-            passes = 0
-            n_empty = take_empty(b, move, color, empties, epos, n_empty)
-        play_arrays(b, move, color)
-        if n_moves < moves_out.shape[0]:
-            moves_out[n_moves] = move
+        passes = passes + 1 if move == PASS else 0
+        n_empty = play_listed(b, move, color, empties, epos, n_empty, moves_out, n_moves)
         n_moves += 1
         color = 3 - color
     return n_moves

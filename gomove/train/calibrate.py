@@ -34,7 +34,8 @@ from gomove.models.calibration import calibration, calibration_parts, floored
 from gomove.models.fbt import FactorizationBT
 from gomove.models.mm import BradleyTerry, masked_log_softmax
 from gomove.models.rankers import AdditiveRanking
-from gomove.train.config import CALIBRATE_BY
+from gomove.train.context import TrainContext
+from gomove.train.schemas import CALIBRATE_BY, EngineConfig
 
 log = logging.getLogger(__name__)
 
@@ -207,3 +208,24 @@ def calibrate(
     out = tempered(model, tau)
     out.floor.fill_(floor)
     return out, tau, floor
+
+
+def calibrated(
+    model: MoveModel, history: list[dict], cfg: EngineConfig, ctx: TrainContext
+) -> tuple[MoveModel, list[dict]]:
+    """The model tempered on the validation set (ctx.val_data) when cfg.calibrate
+    (``calibrate``); the temperature joins the last history row."""
+    if not cfg.calibrate:
+        return model, history
+    if ctx.val_data is None:
+        raise ValueError(f"{cfg.needs_validation()}: set data.val")
+    model, tau, floor = calibrate(model, ctx.val_data, cfg.calibrate_by)
+    history[-1]["temperature"] = tau
+    history[-1]["floor"] = floor
+    log.info(
+        "calibrated on the validation set by %s: temperature %.4f, floor %.3f",
+        cfg.calibrate_by,
+        tau,
+        floor,
+    )
+    return model, history

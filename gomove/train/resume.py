@@ -29,6 +29,7 @@ from gomove.atomic import atomic_write
 log = logging.getLogger(__name__)
 
 TRAIN_STATE_VERSION = 1
+TRAIN_STATE = "train_state.pt"  # in a run directory, for resume=true
 IGNORED = ("resume", "progress", "threads", "data.workers")
 
 

@@ -31,8 +31,9 @@ from gomove import pretrained
 from gomove.atomic import atomic_write
 from gomove.board.board import BLACK, SIZE, Board, signed_points
 from gomove.features.light_gammas import LightGammas
-from gomove.models.territory.features import FeatureSet, feature_set, features, geometry
+from gomove.models.territory.features import FeatureSet, feature_set, features
 from gomove.models.territory.judge import StringJudge
+from gomove.models.territory.reading import geometry
 from gomove.models.territory.sampler import chain_rng, first_spins, run_chain
 from gomove.playout.pattern.playout import PatternPlayer, pattern_player
 from gomove.playout.pattern.tables import build_tables

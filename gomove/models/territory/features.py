@@ -48,11 +48,13 @@ Feature sets (``FEATURE_SETS``):
   experts' do: 4 of them measured as well as 16 uniform ones, 12 as well as 500
   (docs/territory.md).
 - ``rmc8``, ``rmc12``, ``rmc16``: the same from 8, 12 or 16 playouts of the rule
-  policy (gomove.playout.rules: answer ataris, play next to the last move, never a
+  policy (gomove.playout.rule: answer ataris, play next to the last move, never a
   big self-atari), which needs no policy file and costs half a pattern playout.
 
-Points are flat, index r * size + c in sgfmill's (row, col) order; ``grid_edges``
-lists each neighbour pair once.
+Points are flat, index r * size + c in sgfmill's (row, col) order; the static
+reading of the stones (strings, regions, distances) and the board size's geometry are
+gomove.models.territory.reading's, the playouts' counts
+gomove.models.territory.playout_counts'.
 """
 
 from __future__ import annotations
@@ -63,18 +65,22 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from gomove.board.board import BLACK, SIZE, WHITE, copy_board, new_board, place_points
-from gomove.board.scoring import default_max_moves
-from gomove.features.patterns import SYMMETRIES
-from gomove.playout.driver import run_games
-from gomove.playout.rng import position_seed
+from gomove.models.territory.playout_counts import playout_counts
+from gomove.models.territory.reading import (
+    CAP,
+    N_OFFSETS,
+    OFFSETS,
+    RADIUS,
+    components,
+    distance_to,
+    geometry,
+    relative,
+    string_view,
+)
 from gomove.playout.rule import RULES
 from gomove.playout.uniform import UNIFORM
 
-CAP = 4  # liberties, distances and edge distances are capped here
 N_CLASS = 1 + 2 * CAP  # empty, friend with 1..CAP liberties, enemy with 1..CAP
-RADIUS = 4  # the wide features' reach (Manhattan distance)
-N_OFFSETS = 2 * RADIUS * (RADIUS + 1)  # points within RADIUS steps, the centre apart
 N_RICH_FIELD = 45 + 33 + 45 + 17
 N_RICH_COUPLING = N_CLASS * (N_CLASS + 1) // 2 * 4
 N_REGION_FIELD = 4 * 5 + 2 * CAP * 3 + 1  # the last: a shared constant slot
@@ -126,153 +132,11 @@ for _prefix, _counts in (("mc", (8, 16, 32)), ("pmc", (4, 6, 8, 12)), ("rmc", (8
         )
 
 
-def offsets() -> np.ndarray:
-    """int32[N_OFFSETS, 3]: (row step, column step, distance) of every point within RADIUS."""
-    out = [
-        (dr, dc, abs(dr) + abs(dc))
-        for dr in range(-RADIUS, RADIUS + 1)
-        for dc in range(-RADIUS, RADIUS + 1)
-        if 0 < abs(dr) + abs(dc) <= RADIUS
-    ]
-    return np.array(out, np.int32)
-
-
-OFFSETS = offsets()
-
-
-def around_table(size: int, offs: np.ndarray) -> np.ndarray:
-    """int32[N, len(offs)]: the point at each offset from each point, -1 off the board."""
-    r, c = np.divmod(np.arange(size * size), size)
-    rr = r[:, None] + offs[None, :, 0]
-    cc = c[:, None] + offs[None, :, 1]
-    inside = (rr >= 0) & (rr < size) & (cc >= 0) & (cc < size)
-    return np.where(inside, rr * size + cc, -1).astype(np.int32)
-
-
 def feature_set(name: str) -> FeatureSet:
     try:
         return FEATURE_SETS[name]
     except KeyError:
         raise ValueError(f"unknown territory features {name!r}: {sorted(FEATURE_SETS)}") from None
-
-
-def grid_edges(size: int) -> np.ndarray:
-    """int32[E, 2]: every pair of orthogonal neighbours once, E = 2 size (size - 1)."""
-    idx = np.arange(size * size).reshape(size, size)
-    right = np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], axis=1)
-    up = np.stack([idx[:-1, :].ravel(), idx[1:, :].ravel()], axis=1)
-    return np.ascontiguousarray(np.concatenate([right, up]), dtype=np.int32)
-
-
-def neighbour_table(size: int) -> np.ndarray:
-    """int32[N, 4]: the orthogonal neighbours of each point, -1 off the board."""
-    out = np.full((size * size, 4), -1, np.int32)
-    for r in range(size):
-        for c in range(size):
-            i = r * size + c
-            for k, (dr, dc) in enumerate(((-1, 0), (1, 0), (0, -1), (0, 1))):
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < size and 0 <= cc < size:
-                    out[i, k] = rr * size + cc
-    return out
-
-
-@njit(cache=True)
-def components(
-    rel: np.ndarray, nbr: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The connected components of equal value in rel (the strings of each colour, the
-    empty regions), in one flood fill: (each point's component id, its first point; and
-    at each id the component's size, its liberties (the distinct empty points next to
-    it: a string's liberties, 0 for a region) and its border (bit 1: friendly stones
-    next to it, bit 2: enemy stones))."""
-    n = rel.shape[0]
-    cid = np.full(n, -1, np.int32)
-    csize = np.zeros(n, np.int32)
-    clibs = np.zeros(n, np.int32)
-    border = np.zeros(n, np.int32)
-    stack = np.empty(n, np.int32)
-    lib_mark = np.full(n, -1, np.int32)
-    for start in range(n):
-        if cid[start] >= 0:
-            continue
-        value = rel[start]
-        cid[start] = start
-        top = 1
-        stack[0] = start
-        m = 0
-        n_libs = 0
-        bits = 0
-        while top:
-            top -= 1
-            p = stack[top]
-            m += 1
-            for k in range(4):
-                q = nbr[p, k]
-                if q < 0:
-                    continue
-                if rel[q] == value:
-                    if cid[q] < 0:
-                        cid[q] = start
-                        stack[top] = q
-                        top += 1
-                elif rel[q] == 0:
-                    if lib_mark[q] != start:
-                        lib_mark[q] = start
-                        n_libs += 1
-                elif rel[q] > 0:
-                    bits |= 1
-                else:
-                    bits |= 2
-        csize[start] = m
-        clibs[start] = n_libs
-        border[start] = bits
-    return cid, csize, clibs, border
-
-
-@njit(cache=True)
-def string_view(
-    rel: np.ndarray, cid: np.ndarray, csize: np.ndarray, clibs: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(string id, liberties, stones) of each point's string from its components; -1,
-    0, 0 for empty points."""
-    n = rel.shape[0]
-    sid = np.full(n, -1, np.int32)
-    libs = np.zeros(n, np.int32)
-    stones = np.zeros(n, np.int32)
-    for i in range(n):
-        if rel[i] != 0:
-            sid[i] = cid[i]
-            libs[i] = clibs[cid[i]]
-            stones[i] = csize[cid[i]]
-    return sid, libs, stones
-
-
-@njit(cache=True)
-def distance_to(rel: np.ndarray, nbr: np.ndarray, colour: int, cap: int) -> np.ndarray:
-    """Steps from each point to the nearest stone of colour (rel frame), capped at cap."""
-    n = rel.shape[0]
-    dist = np.full(n, cap, np.int32)
-    queue = np.empty(n, np.int32)
-    head = 0
-    tail = 0
-    for i in range(n):
-        if rel[i] == colour:
-            dist[i] = 0
-            queue[tail] = i
-            tail += 1
-    while head < tail:
-        p = queue[head]
-        head += 1
-        if dist[p] + 1 >= cap:
-            continue
-        for k in range(4):
-            q = nbr[p, k]
-            if q >= 0 and dist[q] > dist[p] + 1:
-                dist[q] = dist[p] + 1
-                queue[tail] = q
-                tail += 1
-    return dist
 
 
 @njit(cache=True)
@@ -446,78 +310,6 @@ def _mc(rel, libs, mine, theirs, playouts, offs, around, edges, field_idx, edge_
         edge_idx[e, edge_idx.shape[1] - 1] = N_WIDE_COUPLING + slot
 
 
-def board_symmetries(size: int) -> np.ndarray:
-    """int64[8, N]: the point each of the 8 symmetries of the square
-    (gomove.features.patterns.SYMMETRIES) sends each point to."""
-    n = size - 1
-    out = np.empty((len(SYMMETRIES), size * size), np.int64)
-    for k, sym in enumerate(SYMMETRIES):
-        for i in range(size * size):
-            x, y = sym(2 * (i % size) - n, 2 * (i // size) - n)  # doubled, about the centre
-            out[k, i] = (y + n) // 2 * size + (x + n) // 2
-    return out
-
-
-@njit(cache=True)
-def _canonical(rel: np.ndarray, sym: np.ndarray, keys: np.ndarray) -> tuple[int, np.uint64]:
-    """The symmetry whose image of the stones hashes least, and that hash."""
-    best = 0
-    best_key = np.uint64(0)
-    for k in range(sym.shape[0]):
-        key = np.uint64(0)
-        for i in range(rel.shape[0]):
-            if rel[i] != 0:
-                key ^= keys[sym[k, i], 0 if rel[i] > 0 else 1]
-        if k == 0 or key < best_key:
-            best = k
-            best_key = key
-    return best, best_key
-
-
-def mc_counts(
-    rel: np.ndarray, size: int, playouts: int, player: Any = UNIFORM
-) -> tuple[np.ndarray, np.ndarray]:
-    """(how many of the playouts the mover owns each point in, how many the opponent):
-    int64[N] each, for the stones rel (int8[N], the mover's +1), playouts of player (a
-    playout driver's policy: uniform by default, or a PatternPlayer).
-
-    The playouts run on the position's canonical form (the mover as black, turned by
-    the symmetry whose image hashes least) and are seeded by that hash, so the counts
-    depend on the position alone: the same in training as in a query, and the same
-    under the 8 symmetries and both colours (exactly, for a position that is not
-    itself symmetric)."""
-    geo = geometry(size)
-    rel = np.ascontiguousarray(rel, dtype=np.int8)
-    if rel.shape != (size * size,):
-        raise ValueError(f"rel: want {size * size} points, not {rel.shape}")
-    return _playout_counts(rel, playouts, player, geo.sym, geo.sym_keys, geo.empty_board)
-
-
-@njit(cache=True)
-def _playout_counts(rel, playouts, player, sym, sym_keys, empty_board):
-    """mc_counts, compiled: a query makes one call from Python, not one per step."""
-    k, key = _canonical(rel, sym, sym_keys)
-    n = rel.shape[0]
-    canonical = np.empty_like(rel)
-    stones = 0
-    for i in range(n):
-        canonical[sym[k, i]] = rel[i]
-        if rel[i] != 0:
-            stones += 1
-    b = copy_board(empty_board)  # black to move, as the mover
-    place_points(b, canonical)
-    size = b.info[SIZE]
-    counts = np.zeros((3, n), np.int64)
-    seed = position_seed(0, key, stones)
-    run_games(b, BLACK, 0.0, playouts, seed, default_max_moves(size), player, counts)
-    mine = np.empty(n, np.int64)
-    theirs = np.empty(n, np.int64)
-    for i in range(n):
-        mine[i] = counts[BLACK, sym[k, i]]
-        theirs[i] = counts[WHITE, sym[k, i]]
-    return mine, theirs
-
-
 @njit(cache=True)
 def _features_into(
     rel, nbr, edges, edge_line, offs, around, sym, sym_keys, empty_board, wide, playouts,
@@ -531,7 +323,7 @@ def _features_into(
     if wide:
         _wide(rel, nbr, sid, libs, cid, csize, border, offs, around, edges, field_idx, edge_idx)
     if playouts > 0:
-        mine, theirs = _playout_counts(rel, playouts, player, sym, sym_keys, empty_board)
+        mine, theirs = playout_counts(rel, playouts, player, sym, sym_keys, empty_board)
         _mc(rel, libs, mine, theirs, playouts, offs, around, edges, field_idx, edge_idx)
 
 
@@ -552,38 +344,6 @@ def _stern(rel, nbr, edges, field_idx, edge_idx) -> None:
         lo = min(ca, cb)
         hi = max(ca, cb)
         edge_idx[e, 0] = hi * (hi + 1) // 2 + lo
-
-
-class Geometry:
-    """A board size's neighbour table, edge list and distance to the edge, made once."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.nbr = neighbour_table(size)
-        self.edges = grid_edges(size)
-        r, c = np.divmod(np.arange(size * size), size)
-        line = np.minimum(np.minimum(r, c), np.minimum(size - 1 - r, size - 1 - c))
-        self.edge_line = np.minimum(line, CAP).astype(np.int32)
-        self.around = around_table(size, OFFSETS)
-        self.sym = board_symmetries(size)
-        self.sym_keys = np.random.default_rng(size).integers(
-            0, 2**63, size=(size * size, 2), dtype=np.uint64
-        )  # Zobrist keys of the mc set's canonical form
-        self.empty_board = new_board(size)  # the playouts' boards start as copies of it
-
-
-_GEOMETRY: dict[int, Geometry] = {}
-
-
-def geometry(size: int) -> Geometry:
-    if size not in _GEOMETRY:
-        _GEOMETRY[size] = Geometry(size)
-    return _GEOMETRY[size]
-
-
-def relative(colour: np.ndarray, to_move: int) -> np.ndarray:
-    """int8 colours (+1 black, -1 white, 0 empty) in the mover's frame (+1 the mover's)."""
-    return (np.asarray(colour, dtype=np.int8) * np.int8(1 if to_move > 0 else -1)).astype(np.int8)
 
 
 def playout_player(fs: FeatureSet, player: Any = None) -> Any:

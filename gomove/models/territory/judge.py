@@ -1,8 +1,8 @@
 """Which strings a referee removes as dead before counting: a judge learned from the
 labels' dead strings, on top of the territory CRF.
 
-Counting a finished game (``final_score``, the counted score of the territory
-comparison) removes the dead strings, then gives each empty region to the colour that
+Counting a finished game (``judged_score``: GTP's ``final_score``, the counted score of
+the territory comparison) removes the dead strings, then gives each empty region to the colour that
 alone borders it. Judged by the CRF's mean expected owner over a string's stones, a
 dead string deep in the other side's area is often kept alive: the CRF is trained on
 every position of a game, and at the end its playout counts (16) are too few for the
@@ -28,7 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from gomove.models.territory.features import components, geometry, mc_counts, string_view
+from gomove.board.board import BLACK, SIZE, Board, signed_points
+from gomove.board.scoring import area_score_judged, area_score_without
+from gomove.models.territory.playout_counts import mc_counts
+from gomove.models.territory.reading import components, geometry, string_view
 
 JUDGE_FEATURES = ("bias", "crf", "playouts", "log_stones", "liberties", "atari", "two_liberties")
 MAX_LIBERTIES = 6
@@ -103,3 +106,18 @@ class StringJudge:
             got = state.get("features")
             raise ValueError(f"string judge features {got}, want {JUDGE_FEATURES}")
         return cls(np.asarray(state["weights"], np.float64), int(state["playouts"]))
+
+
+def judged_score(
+    board: Board, to_move: int, komi: float, own: np.ndarray, judge: StringJudge | None = None
+) -> float:
+    """The B - W - komi score a referee counts with own (P(black) - P(white), [row, col])
+    as the map: the dead strings removed, then area counting. Dead: as the string judge
+    decides when given one (a territory CRF's ``judge``), else the strings own gives to
+    the other colour on average (gomove.board.scoring.area_score_judged)."""
+    if judge is None:
+        return area_score_judged(board, komi, own)
+    size = int(board.info[SIZE])
+    mover = 1 if to_move == BLACK else -1
+    dead = judge.dead(signed_points(board), mover, size, np.asarray(own).reshape(-1))
+    return area_score_without(board, komi, dead)

@@ -40,7 +40,7 @@ import numpy as np
 
 from gomove import __version__
 from gomove.board.board import BLACK, KO, LAST, LAST2, WHITE, Board, copy_board, new_board, play
-from gomove.board.coords import NO_MOVE, PASS, loc_to_gtp
+from gomove.board.coords import NO_MOVE, PASS, loc_to_gtp, top_row_first
 from gomove.board.replay import move_error
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.analysis.query import ACTIONS, Query, QueryError, query_id
@@ -417,7 +417,7 @@ def root_mask(q: Query, color: int, board: Board) -> np.ndarray | None:
 def policy_array(pred: Prediction) -> list[float]:
     """KataGo's policy: size * size + 1 values, row by row from the top, then pass; -1 for
     the illegal points."""
-    grid = np.nan_to_num(probability_grid(pred)[::-1], nan=-1.0).reshape(-1)
+    grid = np.nan_to_num(top_row_first(probability_grid(pred)), nan=-1.0)
     passes = pred.probs[pred.locs == PASS]
     return [*grid.tolist(), float(passes[0]) if len(passes) else -1.0]
 
@@ -427,4 +427,4 @@ def _top_rows(own: np.ndarray) -> list[float]:
     An exact 0 (as many playouts won by each side) is sent as 1e-6: KaTrain 1.20
     (gui/badukpan.py, draw_stone) takes an ownership of 0 under a stone for a missing one,
     raises a TypeError and leaves the rest of the board undrawn."""
-    return [round(float(x), 6) or 1e-6 for x in own[::-1].reshape(-1)]
+    return [round(float(x), 6) or 1e-6 for x in top_row_first(own)]

@@ -14,7 +14,7 @@ Terms:
   kata-analyze's ``ownership true``: owner_playouts playouts (gomove.play.ownership),
   or, when the engine holds a territory CRF (``--ownership crf``), the CRF's; without
   it kata-analyze sends the search's own playouts' map. final_score's dead strings
-  are the CRF's string judge's where it has one (gomove.play.ownership.judged_score).
+  are the CRF's string judge's where it has one (gomove.models.territory.judge.judged_score).
 """
 
 from __future__ import annotations
@@ -29,13 +29,14 @@ from gomove import __version__
 from gomove.board.board import BLACK, WHITE
 from gomove.board.coords import PASS, from_loc, gtp_to_loc, loc_to_gtp
 from gomove.models.territory.crf import TerritoryCRF
+from gomove.models.territory.judge import judged_score
 from gomove.play.game import GameState
-from gomove.play.gtp.analysis import gfx_influence, kata_info, lz_info
+from gomove.play.gtp.info_lines import gfx_influence, kata_info, lz_info
 from gomove.play.gtp.protocol import GtpError
-from gomove.play.ownership import estimate_ownership, judged_score
+from gomove.play.ownership import estimate_ownership
 from gomove.play.predict import Predictor, probability_grid
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import RESIGN, Search, SearchResult
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.policy import PatternPolicy
 
 COLORS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
@@ -319,7 +320,8 @@ class GtpEngine:
         other side); empty regions then go to the colour that alone borders them
         (Chinese rules, as area_score counts)."""
         g = self.game
-        return judged_score(g.board, g.to_move, g.komi, self.ownership(), self.territory)
+        judge = self.territory.judge if self.territory is not None else None
+        return judged_score(g.board, g.to_move, g.komi, self.ownership(), judge)
 
     def gfx_heatmap(self, args: list[str]) -> str:
         if self.predictor is None:

@@ -27,7 +27,6 @@ from gomove.board.coords import PASS
 from gomove.board.distance import cfg_distances
 from gomove.board.scoring import area_score, area_score_judged, default_max_moves
 from gomove.play.predict import Predictor
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.kernels import (
     C_UCT,
     EXPAND_AT,
@@ -46,6 +45,7 @@ from gomove.play.search.kernels import (
     simulate,
     tree_moves,
 )
+from gomove.play.search.settings import SearchConfig
 from gomove.play.search.tree import (
     N_NODES,
     PENDING,

@@ -13,7 +13,7 @@ Terms:
 - gamma of a point for the player to move: the product of the gammas of its
   light feature levels (gomove/features/light.py: 3x3 code, capture,
   extension, self-atari, contiguity), 0 for an illegal move or one that fills
-  the mover's own eye (board.playout.is_eye). ``draw.policy_gamma`` computes
+  the mover's own eye (board.scoring.is_eye). ``draw.policy_gamma`` computes
   it from ``light.levels_at`` alone: the reference the fast path must equal.
 - base gamma: what the 3x3 code alone says, for both colours: the gamma the
   point would have with no previous move, no ko and no self-atari test
@@ -53,7 +53,7 @@ Terms:
   board's codes, and the row sums (kept by differences) with fresh sums,
   the mismatches counted in ``errors[0]`` (the tests' incremental == full).
 
-Games are seeded and end as uniform playouts do (board.playout: two passes in
+Games are seeded and end as uniform playouts do (gomove.playout.uniform: two passes in
 a row or max_moves; a side with no move of positive gamma passes; superko is
-not checked), scored by board.playout.area_score.
+not checked), scored by board.scoring.area_score.
 """

@@ -20,7 +20,7 @@ Terms:
   and the stored reply is m, so it is forgotten (-1). Replies after a pass
   and pass replies are not kept.
 - playable reply: the stored one when it is legal (board.is_legal_arrays)
-  and fills none of the mover's own eyes (board.playout's eye); order 2 tries
+  and fills none of the mover's own eyes (board.scoring's eye); order 2 tries
   the reply to the last two moves first, then the reply to the last one; with
   none, the pattern draw picks the move.
 """

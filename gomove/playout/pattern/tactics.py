@@ -25,7 +25,7 @@ Terms:
   atari, its escapes; for each opponent's local string in atari, its
   capture; for each with two liberties, our decisive ataris on it.
 - tactical moves: the moves considered that are legal (board.is_legal_arrays, so
-  simple ko included) and fill no own eye (board.playout.eye_at), each once.
+  simple ko included) and fill no own eye (board.scoring.eye_at), each once.
   With probability ``tactics`` a playout move that has no last good reply is
   one of them, drawn uniformly, when there are any; otherwise it is drawn
   from the patterns.

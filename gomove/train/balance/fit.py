@@ -8,7 +8,7 @@ raised its win rate against Fuego from 69% to 78%. This module does the same
 for a gomove policy:
 
 - labels: positions sampled from SGF games, each with a value from a search or
-  another engine (gomove.play.labels writes them, gomove.data.labels reads them).
+  another engine (gomove.play.labelling writes them, gomove.data.value_labels reads them).
 - ``balance``: policy-gradient simulation balancing (Silver and Tesauro's
   algorithm 1) over the labelled positions: per position, M playouts estimate
   V = P(BLACK wins), N more the gradient g of V by REINFORCE with V as
@@ -21,14 +21,13 @@ for a gomove policy:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from gomove.board.board import SIZE, Board
 from gomove.board.scoring import default_max_moves
-from gomove.data.labels import Labelled
+from gomove.data.value_labels import Labelled
 from gomove.features.light import pattern_levels
 from gomove.features.light_gammas import LightGammas
 from gomove.playout.policy import PatternPolicy
@@ -40,6 +39,7 @@ from gomove.train.balance.gradient import (
     balance_games,
     zero_gradient,
 )
+from gomove.train.schemas import BalanceConfig
 
 
 class LevelParams:
@@ -69,29 +69,6 @@ class LevelParams:
             *(np.concatenate([[1.0], np.exp(p[1:])]) for p in self.groups()[1:]),
             self.pass_,
         )
-
-
-@dataclass
-class BalanceConfig:
-    """value_playouts (M) estimate V, grad_playouts (N) the gradient; lr scales
-    (V* - V) x g; clip bounds one step of one log-gamma; epochs passes over the
-    training positions, in a new seeded order each."""
-
-    value_playouts: int = 64
-    grad_playouts: int = 64
-    lr: float = 1.0
-    clip: float = 0.1
-    epochs: int = 4
-    komi: float = 7.5
-    seed: int = 0
-
-    def validate(self) -> None:
-        if self.value_playouts < 1 or self.grad_playouts < 1:
-            raise ValueError("value_playouts and grad_playouts must be >= 1")
-        if not (self.lr > 0 and self.clip > 0):
-            raise ValueError("lr and clip must be > 0")
-        if self.epochs < 0:
-            raise ValueError("epochs must be >= 0")
 
 
 Position = tuple[Board, int, float]  # board, colour to move, V* = P(BLACK wins)

@@ -12,58 +12,55 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
 from gomove.data.batch import Batch
-from gomove.features.hierarchy import Hierarchy
-from gomove.features.registry import GroupSpan
-from gomove.models.device import resolve_device
+from gomove.data.flat import FlatData
 from gomove.models.mm import BradleyTerry
-from gomove.train.config import MMConfig
+from gomove.train.context import TrainContext
 from gomove.train.mm.chain import ChainPasses
-from gomove.train.mm.loop import MMPasses, StateStore, fit_gammas
+from gomove.train.mm.distributed import distributed_mm
+from gomove.train.mm.loop import MMPasses, fit_gammas
 from gomove.train.mm.padded import PaddedMM
-from gomove.train.monitor import Validate, report_row
-
-if TYPE_CHECKING:
-    from torch.utils.tensorboard import SummaryWriter
+from gomove.train.mm.tensor import flat_mm
+from gomove.train.monitor import report_row
+from gomove.train.schemas import MMConfig
 
 log = logging.getLogger(__name__)
 
 
 def train_mm(
-    data: Iterable[Batch] | MMPasses,
-    n_features: int,
-    groups: list[GroupSpan],
-    cfg: MMConfig,
-    device: torch.device | str = "auto",
-    validate: Validate | None = None,
-    writer: SummaryWriter | None = None,
-    progress: bool = True,
-    checkpoint: StateStore | None = None,
-    hierarchy: Hierarchy | None = None,
+    cfg: MMConfig, data: FlatData | Iterable[Batch] | MMPasses, ctx: TrainContext
 ) -> tuple[BradleyTerry, list[dict[str, Any]]]:
     """Fit gammas by MM from gamma = 1 (loop.fit_gammas); return the model on
-    ``device`` and one history row per iteration.
+    ``ctx.device`` and one history row per iteration.
 
-    data: an MM engine (gomove.train.mm.compiled, gomove.train.mm.tensor over the flat
-    layout), or a re-iterable of Batches (streamed once per update, ``PaddedMM``).
-    validate adds val_top1 and val_log_evidence to every row; writer (a
-    SummaryWriter) gets the same scalars; checkpoint (gomove.train.resume.Resume):
-    saved after every iteration and continued from (fit_gammas). hierarchy
+    data: FlatData (the engine ``model.engine`` picks for the device: compiled loops or
+    torch, gomove.train.mm.tensor.flat_mm), a re-iterable of Batches (streamed once per
+    update, ``PaddedMM``), or an MM engine itself. On several processes (ctx.world)
+    every rank's pass statistics are summed (gomove.train.mm.distributed).
+    ctx.validate adds val_top1 and val_log_evidence to every row; ctx.writer (a
+    SummaryWriter) gets the same scalars; ctx.checkpoint (gomove.train.resume.Resume):
+    saved after every iteration and continued from (fit_gammas). ctx.hierarchy
     (features.shapes=all): every pattern of a candidate's chain in its team, trained
     as raw log-gammas one radius at a time (gomove.train.mm.chain); the model returned
     (and validated) holds the effective ones, a largest-only model.
     """
     torch.manual_seed(cfg.seed)
-    device = resolve_device(device)
-    passes = data if isinstance(data, MMPasses) else PaddedMM(data, device, groups)
+    device, groups, hierarchy = ctx.device, ctx.groups, ctx.hierarchy
+    if isinstance(data, FlatData):
+        passes = flat_mm(data, device, cfg.team_dtype, cfg.engine)
+    elif isinstance(data, MMPasses):
+        passes = data
+    else:
+        passes = PaddedMM(data, device, groups)
+    passes = distributed_mm(passes, ctx.world)
     if hierarchy is not None:
         passes, groups = ChainPasses(passes, hierarchy), list(hierarchy.groups)
-    model = BradleyTerry(n_features).to(device)
+    model = BradleyTerry(ctx.n_features).to(device)
 
     def effective(log_gamma: np.ndarray) -> torch.Tensor:
         phi = log_gamma if hierarchy is None else hierarchy.sum_down(log_gamma)
@@ -71,11 +68,12 @@ def train_mm(
 
     def report(row: dict[str, Any], log_gamma: np.ndarray) -> None:
         model.log_gamma = effective(log_gamma)
-        report_row(row, model.log_probs, validate, writer, MM_SCALARS, log)
+        report_row(row, model.log_probs, ctx.validate, ctx.writer, MM_SCALARS, log)
 
     log_gamma, history = fit_gammas(
-        passes, n_features, groups, cfg, report, progress=progress, checkpoint=checkpoint
-    )
+        passes, ctx.n_features, groups, cfg, report, progress=ctx.progress,
+        checkpoint=ctx.checkpoint,
+    )  # fmt: skip
     model.log_gamma = effective(log_gamma)
     return model, history
 

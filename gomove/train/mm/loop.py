@@ -53,7 +53,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from gomove.features.registry import GroupSpan
-from gomove.train.config import MMConfig
+from gomove.train.schemas import MMConfig
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """MM passes over the flat layout on any device by torch ops, and the engine for a device.
 
-``TorchMM`` holds the data on the device as stored (gomove.data.device.DeviceFlat:
+``TorchMM`` holds the data on the device as stored (gomove.data.device_flat.DeviceFlat:
 packed words and wide levels, about 7 bytes a candidate) and one float64
 log-strength a candidate, 15 bytes in all: every training game fits an H100. It
 runs chunked torch ops, each chunk decoding the levels it reads: each position's
@@ -21,12 +21,12 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from gomove.data.device import DeviceFlat
+from gomove.data.device_flat import DeviceFlat
 from gomove.data.flat import FlatData
-from gomove.train.config import compiled_engine
 from gomove.train.mm.cached import CachedMM
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.loop import PassStats
+from gomove.train.schemas import compiled_engine
 
 CPU_CHUNK, CUDA_CHUNK = 65536, 262144  # positions a chunk
 

@@ -40,8 +40,8 @@ from gomove.features.hierarchy import Hierarchy
 from gomove.features.registry import SHAPE_GROUP, GroupSpan
 from gomove.models.rankers import AdditiveRanking, GaussianRanking, WinRateRanking
 from gomove.train.calibrate import fit_temperature, model_strength
-from gomove.train.config import RankerConfig
-from gomove.train.hierarchy import collapse
+from gomove.train.context import TrainContext
+from gomove.train.hierarchy_tensors import collapse
 from gomove.train.monitor import Validate, report_row
 from gomove.train.rankers.kernels import (
     EPSettings,
@@ -51,6 +51,7 @@ from gomove.train.rankers.kernels import (
     lbr_pass,
     pr_counts,
 )
+from gomove.train.schemas import RankerConfig
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -170,22 +171,17 @@ def gaussian_prior(
 
 
 def fit_ranker(
-    cfg: RankerConfig,
-    data: FlatData | Iterable[Batch],
-    groups: list[GroupSpan],
-    n_features: int,
-    device: torch.device,
-    validate: Validate | None = None,
-    val_data: Iterable[Batch] | None = None,
-    writer: SummaryWriter | None = None,
-    hierarchy: Hierarchy | None = None,
+    cfg: RankerConfig, data: FlatData | Iterable[Batch], ctx: TrainContext
 ) -> tuple[AdditiveRanking, list[dict[str, Any]]]:
-    """Train cfg.name (pr, bar or lbr) on data; return the model (on device) and history.
+    """Train cfg.name (pr, bar or lbr) on data; return the model (on ctx.device) and history.
 
-    data: FlatData, or padded batches (PR counts them in tensor form on device;
+    data: FlatData, or padded batches (PR counts them in tensor form on the device;
     BAR and LBR, whose updates are sequential, convert them to the flat layout).
-    groups: (name, offset, size) of feat's columns. Row 0 of the history is the
-    prior (every strength 0). hierarchy (features.shapes=all, or cfg.hierarchy):
+    ctx.groups: (name, offset, size) of feat's columns; ctx.val_data: the held-out
+    batches the temperature is calibrated on. No train state: a few passes in file
+    order, so a killed run trains again; one process (online updates, in order).
+    Row 0 of the history is the prior (every strength 0). ctx.hierarchy
+    (features.shapes=all, or cfg.hierarchy):
     every pattern of a candidate's chain is a member of its team, each with its own
     strength, the part it adds to its parent's (prior mean 0); with cfg.hierarchy,
     Stern's hierarchical model: a pattern with a parent has prior variance
@@ -194,6 +190,12 @@ def fit_ranker(
     returned holds each pattern's value (the chain's sums), a largest-only model.
     """
     cfg.validate()
+    if ctx.world.distributed:
+        raise ValueError(f"model={cfg.name} trains on one process (online updates, in order)")
+    if ctx.checkpoint is not None and ctx.checkpoint.resume:
+        log.warning("resume: %s keeps no train state; training from the start", cfg.name)
+    groups, n_features, device = ctx.groups, ctx.n_features, ctx.device
+    validate, val_data, writer, hierarchy = ctx.validate, ctx.val_data, ctx.writer, ctx.hierarchy
     if cfg.hierarchy and hierarchy is None:
         raise ValueError("model.hierarchy=true needs the pattern hierarchy (shape patterns)")
     if cfg.name == "pr" and not isinstance(data, FlatData) and hierarchy is None:

@@ -33,7 +33,7 @@ import numpy as np
 from gomove.data.flat import FlatData
 from gomove.features.hierarchy import Hierarchy
 from gomove.models.fbt import FactorizationBT
-from gomove.train.config import SGDConfig
+from gomove.train.schemas import SGDConfig
 from gomove.train.sgd import kernels
 from gomove.train.sgd.flat_sgd import FULL, LFR, SAMPLED, FlatSGD
 from gomove.train.sgd.kernels import (

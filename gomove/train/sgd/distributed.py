@@ -10,7 +10,7 @@ import torch
 from gomove.data.flat import FlatData
 from gomove.features.hierarchy import Hierarchy
 from gomove.models.fbt import FactorizationBT
-from gomove.train.config import SGDConfig
+from gomove.train.schemas import SGDConfig
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.world import World
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from gomove.data.flat import FlatData
 from gomove.models.fbt import FactorizationBT
-from gomove.train.config import SGDConfig, auto_batch_size
+from gomove.train.schemas import SGDConfig, auto_batch_size
 
 # the gradient a run takes: the full softmax's, the sampled estimate of it, LFR's
 FULL, SAMPLED, LFR = "full", "sampled", "lfr"

@@ -4,13 +4,13 @@ Terms:
 - epoch: one pass over the training positions in shuffled mini-batches; the
   learning rate follows ``schedule`` as a function of the fractional epoch
   (updated every batch), so "cosine" decays smoothly to 0 at the last batch.
-- loss: gomove.models.fbt's ``fbt_loss`` (sample = 0), ``sampled_fbt_grad_loss``
+- loss: gomove.train.sgd.losses' ``fbt_loss`` (sample = 0), ``sampled_fbt_grad_loss``
   (sample = S > 0, the poster's approximate gradient) or ``lfr_loss`` (name =
   "lfr"); each is a mean over the batch's positions plus the full L2 term.
 - init: "random" (w = 0, v ~ N(0, init_std^2)); "mm" (w from ``mm_iters`` MM
   iterations on the same training data, gomove.train.mm.fit.train_mm); or a
-  saved model (``init``, the model of ``init_checkpoint`` as
-  gomove.train.specs loads it): its level strengths become w (an mm model's
+  saved model (``init``, the model of ``init_checkpoint``, ``load_init``): its level
+  strengths become w (an mm model's
   log-gammas, an fbt/lfr model's w) and, from an fbt/lfr model of the same
   k, v too.
 - engine: the data and ``engine`` decide. gomove.data.flat.FlatData (what the
@@ -19,9 +19,9 @@ Terms:
   their torch twin on any device (gomove.train.sgd.tensor.TorchSGD, engine torch;
   "auto": numba on the CPU, torch elsewhere), the same model to rounding; a
   BatchLoader or a list of Batches by torch over padded batches and torch.optim,
-  on any device. All minimize the same objective with the same optimizer; the flat
-  engines compute in float64, and there the sampled gradient's backward costs O(S)
-  per position instead of O(M).
+  on any device (gomove.train.sgd.padded.PaddedSGD). All minimize the same objective
+  with the same optimizer; the flat engines compute in float64, and there the sampled
+  gradient's backward costs O(S) per position instead of O(M).
 
 Reproducible: the parameters, the shuffling and the sampling draw from
 generators seeded by ``seed``; the same config gives the same model on CPU.
@@ -43,30 +43,19 @@ from tqdm.auto import tqdm
 from gomove.data.batch import Batch
 from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
-from gomove.features.hierarchy import Hierarchy
-from gomove.features.registry import GroupSpan
 from gomove.models import MoveModel
-from gomove.models.device import resolve_device
-from gomove.models.fbt import (
-    FactorizationBT,
-    Loss,
-    fbt_loss,
-    init_from_mm,
-    lfr_loss,
-    sampled_fbt_grad_loss,
-)
-from gomove.train.config import MMConfig, SGDConfig, compiled_engine
-from gomove.train.hierarchy import collapse, expand_batch, uncollapse
-from gomove.train.mm.distributed import distributed_mm
+from gomove.models.checkpoint import load_checkpoint
+from gomove.models.fbt import FactorizationBT
+from gomove.train.context import TrainContext
+from gomove.train.hierarchy_tensors import collapse, uncollapse
 from gomove.train.mm.fit import train_mm
-from gomove.train.mm.loop import MMPasses
-from gomove.train.mm.tensor import flat_mm
 from gomove.train.monitor import Validate, report_row
 from gomove.train.resume import Resume
+from gomove.train.schemas import MMConfig, SGDConfig, compiled_engine
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.distributed import DistributedSGD
+from gomove.train.sgd.padded import PaddedSGD
 from gomove.train.sgd.tensor import TorchSGD
-from gomove.train.world import World
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -81,19 +70,6 @@ def lr_factor(cfg: SGDConfig, epoch: float) -> float:
     if cfg.schedule == "cosine":
         return 0.5 * (1.0 + math.cos(math.pi * min(epoch / max(cfg.epochs, 1), 1.0)))
     return cfg.lr_gamma ** math.floor(epoch / cfg.lr_step)
-
-
-def batch_loss(
-    model: FactorizationBT, batch: Batch, cfg: SGDConfig, generator: torch.Generator
-) -> Loss:
-    """The loss cfg asks for on one batch (see the module docstring)."""
-    args = (model, batch.feat, batch.mask, batch.winner)
-    reg = {"lambda_w": cfg.lambda_w, "lambda_v": cfg.lambda_v}
-    if cfg.name == "lfr":
-        return lfr_loss(*args, **reg)
-    if cfg.sample:
-        return sampled_fbt_grad_loss(*args, cfg.sample, generator, **reg)
-    return fbt_loss(*args, **reg)
 
 
 class _Shuffled:
@@ -135,25 +111,37 @@ def shuffled(data: Iterable[Batch], cfg: SGDConfig) -> Iterable[Batch]:
     return _Shuffled(list(data), cfg.seed)
 
 
+def init_from_mm(model: FactorizationBT, log_gamma: torch.Tensor) -> FactorizationBT:
+    """Set w to a Bradley-Terry model's log-gammas (Tensor[F]; index 0 must be 0); v unchanged.
+
+    With small v the FBT model then starts where MM ended: E = log gamma(team).
+    """
+    if log_gamma.shape != model.w.shape:
+        raise ValueError(
+            f"log_gamma has shape {tuple(log_gamma.shape)}, want {tuple(model.w.shape)}"
+        )
+    with torch.no_grad():
+        model.w.copy_(log_gamma.to(model.w))
+        model.w[0] = 0.0
+    return model
+
+
 def initial_model(
     cfg: SGDConfig,
-    n_features: int,
-    data: Iterable[Batch] | MMPasses,
-    device: torch.device,
-    groups: list[GroupSpan] | None = None,
-    progress: bool = True,
+    data: Iterable[Batch] | FlatData,
+    ctx: TrainContext,
     init: MoveModel | None = None,
 ) -> FactorizationBT:
-    """The starting model of ``init`` or cfg.init (module docstring), on ``device``.
+    """The starting model of ``init`` or cfg.init (module docstring), on ``ctx.device``.
 
-    data: the training data for init "mm" (padded Batches or an MM engine).
+    data: the training data, which init "mm" fits MM on first (FlatData or padded
+    Batches, gomove.train.mm.fit.train_mm with the same engine choice).
     """
     gen = torch.Generator().manual_seed(cfg.seed)
+    n_features = ctx.n_features
     model = FactorizationBT(n_features, cfg.k, cfg.init_std, generator=gen)
     if cfg.init_checkpoint and init is None:
-        raise ValueError(
-            "init_checkpoint: pass its model as init (gomove.train.specs.load_checkpoint)"
-        )
+        raise ValueError("init_checkpoint: pass its model as init (load_init)")
     if init is not None:
         w = init.level_strength()
         if w.shape[0] != n_features:
@@ -163,37 +151,32 @@ def initial_model(
             if isinstance(init, FactorizationBT) and init.v.shape == model.v.shape:
                 model.v.copy_(init.v.detach().to(model.v))
     elif cfg.init == "mm":
-        if groups is None:
-            if not isinstance(data, BatchLoader):
-                raise ValueError("init 'mm' needs the feature groups (or a BatchLoader)")
-            reg = data.dataset.registry
-            groups = reg.group_spans()
-        mm, _ = train_mm(
-            data,
-            n_features,
-            groups,
-            MMConfig(max_iters=cfg.mm_iters, tol=0.0, seed=cfg.seed),
-            device=device,
-            progress=progress,
-        )
+        mm_cfg = MMConfig(max_iters=cfg.mm_iters, tol=0.0, seed=cfg.seed, engine=cfg.engine)
+        mm_ctx = TrainContext(n_features, ctx.groups, ctx.device, progress=ctx.progress,
+                              world=ctx.world)  # fmt: skip
+        mm, _ = train_mm(mm_cfg, data, mm_ctx)
         init_from_mm(model, mm.log_gamma.cpu())
         log.info("init: w from %d MM iterations", cfg.mm_iters)
-    return model.to(device)
+    return model.to(ctx.device)
+
+
+def load_init(cfg: SGDConfig, ctx: TrainContext) -> MoveModel | None:
+    """The model of cfg.init_checkpoint (None without one), its registry checked against
+    the data's (ctx.registry, when known)."""
+    if not cfg.init_checkpoint:
+        return None
+    state = load_checkpoint(cfg.init_checkpoint)
+    if ctx.registry is not None and state["extractor"].registry != ctx.registry:
+        raise ValueError(f"{cfg.init_checkpoint}: its feature registry differs from the data's")
+    log.info("init from %s (%s)", cfg.init_checkpoint, state["model_name"])
+    return state["module"]
 
 
 def train_sgd(
-    data: Iterable[Batch] | FlatData,
-    n_features: int,
     cfg: SGDConfig,
-    device: torch.device | str = "auto",
-    validate: Validate | None = None,
-    writer: SummaryWriter | None = None,
-    progress: bool = True,
-    groups: list[GroupSpan] | None = None,
+    data: Iterable[Batch] | FlatData,
+    ctx: TrainContext,
     init: MoveModel | None = None,
-    checkpoint: Resume | None = None,
-    world: World | None = None,
-    hierarchy: Hierarchy | None = None,
 ) -> tuple[FactorizationBT, list[dict[str, Any]]]:
     """Fit an FBT or LFR model by SGD; return it and one history row per epoch.
 
@@ -204,28 +187,30 @@ def train_sgd(
     (mean log P(expert move) under the softmax, likewise), seconds (training
     only, wall time), cpu_seconds (the process's CPU time: on a shared
     machine, the cost without the waiting), lr (at the epoch's end), and
-    val_top1 / val_log_evidence when validate is given (report.Validate).
-    writer gets train/loss, train/log_likelihood, train/lr, val/top1,
-    val/log_evidence and time/seconds_per_epoch. groups: only for init "mm"
-    on a plain list of batches. init: the saved model to start from (module
-    docstring), required when cfg.init_checkpoint is set. checkpoint: the train
-    state is saved there after every epoch (row 0 included) and, with its
-    ``resume``, continued from: on the CPU the same model and history (times
-    apart) as an uninterrupted run, bit for bit. world: the ranks
+    val_top1 / val_log_evidence when ctx.validate is given (report.Validate).
+    ctx.writer gets train/loss, train/log_likelihood, train/lr, val/top1,
+    val/log_evidence and time/seconds_per_epoch. init: the saved model to start from
+    (module docstring; by default cfg.init_checkpoint's, ``load_init``).
+    ctx.checkpoint: the train state is saved there after every epoch (row 0 included)
+    and, with its ``resume``, continued from: on the CPU the same model and history
+    (times apart) as an uninterrupted run, bit for bit. ctx.world: the ranks
     (gomove.train.world), each holding its share of the positions in
     FlatData: every step's batch is spread over them, the gradient all-reduced.
-    hierarchy (features.shapes=all): every pattern of a candidate's chain in its team;
-    the engines train raw parameters (gomove.features.hierarchy; the train state holds
-    them), validation and the model returned the effective ones, a largest-only model.
+    ctx.hierarchy (features.shapes=all): every pattern of a candidate's chain in its
+    team; the engines train raw parameters (gomove.features.hierarchy; the train state
+    holds them), validation and the model returned the effective ones, a largest-only
+    model.
     """
     cfg.validate()
-    world = world or World()
+    world, validate, writer, checkpoint = ctx.world, ctx.validate, ctx.writer, ctx.checkpoint
+    hierarchy, device = ctx.hierarchy, ctx.device
     if cfg.keep_best is not None and world.distributed:
         # rank 0 alone validates; every rank scores its share of the test set
         raise ValueError("model.keep_best picks an epoch on one process: run it without torchrun")
     if cfg.keep_best is not None and validate is None:
         raise ValueError(f"{cfg.needs_validation()}: set data.val")
-    device = resolve_device(device)
+    if init is None:
+        init = load_init(cfg, ctx)
     torch.manual_seed(cfg.seed)
     flat = isinstance(data, FlatData)
     compiled = flat and compiled_engine(cfg.engine, device, "model.engine")
@@ -237,12 +222,7 @@ def train_sgd(
     init_cfg = cfg
     if state is not None:  # the saved parameters replace any init: no MM to run first
         init_cfg, init = replace(cfg, init="random", init_checkpoint=None), None
-    init_data: Any = data
-    if flat and init_cfg.init == "mm" and init is None:
-        init_data = distributed_mm(flat_mm(data, device, engine=cfg.engine), world)
-        groups = groups or data.group_spans()
-    model = initial_model(init_cfg, n_features, init_data, device, groups, progress, init)
-    del init_data
+    model = initial_model(init_cfg, data, ctx, init)
     if hierarchy is not None and (init_cfg.init == "mm" or init is not None):
         model = uncollapse(model, hierarchy)  # an effective start, as raw parameters
     if flat:
@@ -259,7 +239,7 @@ def train_sgd(
                  n_positions, cfg.lambda_w, cfg.lambda_v, cfg.batch_size)  # fmt: skip
     if not flat:
         batches = shuffled(data, cfg)
-    steps: CompiledSGD | TorchSGD | _PaddedSteps
+    steps: CompiledSGD | TorchSGD | PaddedSGD
     if compiled:
         if world.distributed:
             steps = DistributedSGD(model, data, cfg, world, hierarchy)
@@ -268,7 +248,7 @@ def train_sgd(
     elif flat:
         steps = TorchSGD(model, data, cfg, hierarchy)
     else:
-        steps = _PaddedSteps(model, batches, n_positions, cfg, device, hierarchy)
+        steps = PaddedSGD(model, batches, n_positions, cfg, device, hierarchy)
 
     def effective() -> FactorizationBT:
         return model if hierarchy is None else collapse(model, hierarchy)
@@ -294,7 +274,7 @@ def train_sgd(
         log.info("%s: resumed after epoch %d", cfg.name, history[-1]["iter"])
 
     first = history[-1]["iter"] + 1
-    bar = tqdm(range(first, cfg.epochs + 1), desc=cfg.name.upper(), disable=not progress)
+    bar = tqdm(range(first, cfg.epochs + 1), desc=cfg.name.upper(), disable=not ctx.progress)
     for epoch in bar:
         t0, c0 = time.perf_counter(), time.process_time()
         sums = _Sums()
@@ -324,7 +304,7 @@ def train_sgd(
 def _save(
     checkpoint: Resume | None,
     model: FactorizationBT,
-    steps: CompiledSGD | TorchSGD | _PaddedSteps,
+    steps: CompiledSGD | TorchSGD | PaddedSGD,
     history: list[dict[str, Any]],
     seen: int,
     best: _BestEpoch,
@@ -386,77 +366,6 @@ class _BestEpoch:
     def load_state_dict(self, state: dict[str, Any] | None) -> None:
         if state is not None:
             self.iter, self.score, self.params = state["iter"], state["score"], state["params"]
-
-
-class _PaddedSteps:
-    """The padded path: torch losses over Batches, autograd and torch.optim, any device.
-
-    Iterating gives one epoch of Batches; ``measure`` and ``step`` return
-    (objective, sum of log P(expert move), positions) as CompiledSGD's do.
-    """
-
-    def __init__(
-        self,
-        model: FactorizationBT,
-        batches: Iterable[Batch],
-        n_positions: int,
-        cfg: SGDConfig,
-        device: torch.device,
-        hierarchy: Hierarchy | None = None,
-    ) -> None:
-        """batches: as ``shuffled`` gives them; n_positions: ``positions_of`` them;
-        hierarchy: every batch's teams hold their chains (expand_batch)."""
-        self.model, self.cfg, self.device = model, cfg, device
-        self.hierarchy = hierarchy
-        self.batches, self.n_positions = batches, n_positions
-        self.sample_gen = torch.Generator(device=device).manual_seed(cfg.seed)
-        self.start_cfg = replace(cfg, sample=0)  # the sampled loss's objective is the full one
-        params = [model.w, model.v]
-        if cfg.optimizer == "adam":
-            self.opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=cfg.lr)
-        else:
-            self.opt = torch.optim.SGD(
-                params, lr=cfg.lr, momentum=cfg.momentum, nesterov=cfg.momentum > 0
-            )
-
-    def __iter__(self):
-        return iter(self.batches)
-
-    def _teams(self, batch: Batch) -> Batch:
-        batch = batch.to(self.device)
-        return batch if self.hierarchy is None else expand_batch(batch, self.hierarchy)
-
-    def measure(self, batch: Batch) -> tuple[float, float, int]:
-        with torch.no_grad():
-            out = batch_loss(self.model, self._teams(batch), self.start_cfg, self.sample_gen)
-        return float(out.objective), float(out.log_lik), out.n
-
-    def step(self, batch: Batch, lr: float) -> tuple[float, float, int]:
-        for group in self.opt.param_groups:
-            group["lr"] = lr
-        out = batch_loss(self.model, self._teams(batch), self.cfg, self.sample_gen)
-        self.opt.zero_grad(set_to_none=True)
-        out.loss.backward()
-        self.opt.step()
-        return float(out.objective), float(out.log_lik), out.n
-
-    def state_dict(self) -> dict[str, Any]:
-        """The optimizer, the sampling generator and the shuffle's place."""
-        b = self.batches
-        order = b.epoch if isinstance(b, BatchLoader) else b.rng.bit_generator.state
-        return {
-            "optimizer": self.opt.state_dict(),
-            "sample_gen": self.sample_gen.get_state(),
-            "order": order,
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.opt.load_state_dict(state["optimizer"])
-        self.sample_gen.set_state(state["sample_gen"])
-        if isinstance(self.batches, BatchLoader):
-            self.batches.epoch = state["order"]
-        else:
-            self.batches.rng.bit_generator.state = state["order"]
 
 
 class _Sums:

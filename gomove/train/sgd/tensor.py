@@ -7,7 +7,7 @@ optimizer arithmetic (float64, stored in the parameters' and moments' dtype), so
 that both give the same model to rounding. On CUDA it is the engine; on the CPU it
 is what the tests check against CompiledSGD (``model.engine=torch``).
 
-A step on a mini-batch of positions (gomove.data.device.DeviceFlat holds the data
+A step on a mini-batch of positions (gomove.data.device_flat.DeviceFlat holds the data
 on the device, compact):
 - gather: the batch's candidate rows and their global feature indices [R, G];
 - team sums s = sum of the members' table rows [R, 1 + k] (embedding_bag), the
@@ -28,12 +28,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from gomove.data.device import DeviceFlat
+from gomove.data.device_flat import DeviceFlat
 from gomove.data.flat import FlatData
 from gomove.features.hierarchy import Hierarchy
 from gomove.models.fbt import FactorizationBT
-from gomove.train.config import SGDConfig
-from gomove.train.hierarchy import TorchChain
+from gomove.train.hierarchy_tensors import TorchChain
+from gomove.train.schemas import SGDConfig
 from gomove.train.sgd.flat_sgd import LFR, SAMPLED, FlatSGD
 
 

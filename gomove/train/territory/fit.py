@@ -39,10 +39,10 @@ from tqdm.auto import tqdm
 
 from gomove.models.territory import batched, sampler
 from gomove.models.territory.crf import TerritoryCRF
-from gomove.models.territory.features import batch_features, geometry
-from gomove.train.config import compiled_engine
+from gomove.models.territory.features import batch_features
+from gomove.models.territory.reading import geometry
 from gomove.train.resume import Resume
-from gomove.train.territory.config import TerritoryConfig
+from gomove.train.schemas import TerritoryConfig, compiled_engine
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 The examples are the strings of the last position of every labelled training game,
 each labelled dead when its game's final owner gives most of its stones to the other
-colour (gomove.data.territory decides the dead stones). The judge is a logistic
+colour (gomove.data.territory_labels decides the dead stones). The judge is a logistic
 regression on the strings' features, fitted by Newton's method with a small L2 term
 (a convex problem: a handful of weights, tens of thousands of strings, exact in a
 few steps).

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from gomove.board.board import BLACK
-from gomove.board.coords import GTP_COLUMNS, loc_to_gtp
+from gomove.board.coords import GTP_COLUMNS, loc_to_gtp, top_row_first
 from gomove.play.search.search import MoveInfo
 
 
@@ -51,8 +51,7 @@ def kata_info(
     line = " ".join(parts)
     if ownership is not None:
         sign = 1.0 if to_move == BLACK else -1.0
-        rows = [sign * ownership[r] for r in range(size - 1, -1, -1)]  # top row first
-        line += " ownership " + " ".join(f"{x:.4f}" for x in np.concatenate(rows))
+        line += " ownership " + " ".join(f"{x:.4f}" for x in sign * top_row_first(ownership))
     return line
 
 

@@ -1,7 +1,10 @@
-"""run(cfg): data -> features -> datasets -> model -> evaluation, the whole of ``gomove train``.
+"""The run of a move-prediction model: data -> features -> datasets -> model -> evaluation.
 
-The experiment layer: it sits on top of training and evaluation and ties them
-together; ``evaluate_checkpoint`` is ``gomove evaluate``.
+``run_move_model(cfg, out_dir, trainer)`` is ``gomove train model=NAME`` for every move
+model of the trainer table (gomove.train.trainers: mm, fbt, lfr, pr, bar, lbr): the
+trainer's ``fit(cfg.model, data, ctx)`` is its one call into the model family, the
+context passed whole (gomove.train.context.TrainContext), then the calibration
+MM, FBT and LFR may ask for (gomove.train.calibrate.calibrated).
 
 Writes into the run directory: ``model.pt`` (checkpoint: registry, pattern
 table, parameters, config), ``train_state.pt`` (the trainer's state after
@@ -12,13 +15,13 @@ re-evaluates without training again), ``gammas.md`` (Coulom's Table 1 as learned
 ``metrics.json``, ``summary.txt``, ``positions.npz`` (every test position's rank,
 legal moves, game, move number, matched shape radius and log-probability, for
 paired comparisons: gomove.experiment.compare), PNG plots and TensorBoard events (``tb/``).
+``gomove evaluate`` scores a saved model alone (gomove.evaluate.saved_model).
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-import random
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -33,9 +36,10 @@ from torch.utils.tensorboard import SummaryWriter
 from gomove.atomic import atomic_save_npz
 from gomove.data.dataset import Dataset, build_dataset, default_workers, harvest_cached
 from gomove.data.extractor import FeatureExtractor
-from gomove.data.loader import scoring_batches
+from gomove.data.flat import FlatData
+from gomove.data.loader import BatchLoader, scoring_batches
 from gomove.data.sources import paths, read_config
-from gomove.evaluate.measures import evaluate, measures, score_positions, validator
+from gomove.evaluate.measures import measures, score_positions, validator
 from gomove.evaluate.report import format_table, write_report
 from gomove.features.config import FeatureConfig
 from gomove.features.hierarchy import Hierarchy
@@ -43,10 +47,12 @@ from gomove.features.light_gammas import LightGammas
 from gomove.features.registry import Registry
 from gomove.memory import peak_rss_mb
 from gomove.models import MoveModel
-from gomove.models.checkpoint import load_checkpoint, save_checkpoint, write_gamma_table
+from gomove.models.checkpoint import save_checkpoint, write_gamma_table
 from gomove.models.device import resolve_device
-from gomove.train.resume import Resume
-from gomove.train.specs import TrainContext, model_config, model_spec
+from gomove.train.calibrate import calibrated
+from gomove.train.context import TrainContext, Trainer, seed_everything
+from gomove.train.resume import TRAIN_STATE, Resume
+from gomove.train.schemas import EngineConfig, MoveModelConfig
 from gomove.train.world import (
     World,
     close_world,
@@ -57,14 +63,6 @@ from gomove.train.world import (
 )
 
 log = logging.getLogger(__name__)
-
-TRAIN_STATE = "train_state.pt"
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 @dataclass
@@ -143,8 +141,8 @@ def prepare_data(cfg: DictConfig, world: World | None = None) -> Datasets:
     return Datasets(ex, train, val, test)
 
 
-def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
-    """Train and evaluate as cfg says; return the metrics.
+def run_move_model(cfg: DictConfig, out_dir: str | Path, trainer: Trainer) -> dict[str, Any]:
+    """Train and evaluate a move model as cfg says; return the metrics.
 
     Launched by torchrun on several processes (gomove.train.world), every
     rank trains on its share of the data and returns the same metrics; rank 0
@@ -152,29 +150,28 @@ def run(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
     """
     out = Path(out_dir)
     seed_everything(cfg.seed)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
     world, device = init_world(resolve_device(cfg.device))
     prefix_logs(world)
-    metrics = _run(cfg, out, world, device)
+    metrics = _run(cfg, out, world, device, trainer)
     close_world(world)
     return metrics
 
 
-def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict[str, Any]:
+def _run(
+    cfg: DictConfig, out: Path, world: World, device: torch.device, trainer: Trainer
+) -> dict[str, Any]:
     if world.main:
         out.mkdir(parents=True, exist_ok=True)
         log.info("config:\n%s", OmegaConf.to_yaml(cfg, resolve=True))
     log.info("device: %s, run directory: %s", device, out)
     progress = cfg.progress and world.main
-    spec = model_spec(cfg.model.name)
-    model_cfg = model_config(cfg)  # a bad combination fails now, not after the extraction
+    model_cfg = trainer.model_config(cfg)  # a bad combination fails now, not after extraction
     t_data = time.perf_counter()
     data = prepare_data(cfg, world)
     data_seconds = time.perf_counter() - t_data
     reg = data.extractor.registry
     bs = cfg.data.batch_size
-    train_data = spec.train_data(model_cfg, data.train, device, bs, progress)
+    train_data = train_data_of(model_cfg, data.train, bs)
     # cut from the memory-mapped layout at each validation (no copy held)
     val_loader = scoring_batches(data.val, bs, device) if data.val else None
     validate = validator(val_loader, device) if val_loader is not None else None
@@ -189,10 +186,13 @@ def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict
     # only rank 0 saves the train state (every rank holds the same model)
     train_state = Resume(out / TRAIN_STATE, run_cfg, resume=cfg.resume) if world.main else None
     hierarchy = training_hierarchy(data.extractor, getattr(model_cfg, "hierarchy", False))
-    ctx = TrainContext(
-        reg, device, validate, writer, progress, val_loader, train_state, world, hierarchy
-    )
-    model, history = spec.fit(model_cfg, train_data, ctx)
+    ctx = TrainContext.of(
+        reg, device, validate=validate, writer=writer, progress=progress, val_data=val_loader,
+        checkpoint=train_state, world=world, hierarchy=hierarchy,
+    )  # fmt: skip
+    model, history = trainer.fit(model_cfg, train_data, ctx)
+    if isinstance(model_cfg, EngineConfig):  # MM, FBT and LFR may be tempered after
+        model, history = calibrated(model, history, model_cfg, ctx)
     # the training and validation sets go before the test set is read: the peak is training's
     del train_data, val_loader, validate, ctx
     gc.collect()
@@ -242,6 +242,17 @@ def _run(cfg: DictConfig, out: Path, world: World, device: torch.device) -> dict
     return metrics
 
 
+def train_data_of(cfg: MoveModelConfig, ds: Dataset, batch_size: int) -> FlatData | BatchLoader:
+    """What ``fit`` trains on: ds in the flat layout (``cfg.flat``; every trainer has
+    engines over it on every device, the rankers' run on the CPU), or padded batches
+    of batch_size positions cut from it."""
+    if cfg.flat:
+        data = ds.flat()
+        log.info("training set: %.2f GB, memory-mapped", data.nbytes() / 1e9)
+        return data
+    return BatchLoader(ds, batch_size=batch_size)
+
+
 def training_hierarchy(ex: FeatureExtractor, model_asks: bool) -> Hierarchy | None:
     """The pattern hierarchy when features.shapes=all or the model asks for it
     (model.hierarchy); else None, every model's largest-only teams."""
@@ -265,37 +276,3 @@ def write_policy(path: Path, model: MoveModel, reg: Registry) -> None:
         return
     LightGammas.from_gammas(reg, log_gamma.numpy()).save(path)
     log.info("playout policy: %s", path)
-
-
-def evaluate_checkpoint(cfg: DictConfig, out_dir: str | Path) -> dict[str, Any]:
-    """Score cfg.data.test with a saved model; write metrics.json and plots to out_dir."""
-    if not cfg.checkpoint:
-        raise ValueError("give the model to evaluate: checkpoint=PATH/model.pt")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    device = resolve_device(cfg.device)
-    state = load_checkpoint(cfg.checkpoint)
-    ex = state["extractor"]
-    model = state["module"].to(device)
-    d = cfg.data
-    ds = build_dataset(
-        paths(d.test),
-        read_config(d, d.max_test_games),
-        ex,
-        d.cache_dir,
-        kind="test",
-        shard_games=d.shard_games,
-        workers=d.workers,
-        progress=cfg.progress,
-    )
-    radius = torch.from_numpy(ex.shape_radius())
-    metrics = evaluate(
-        model.log_probs,
-        scoring_batches(ds, d.batch_size, device),
-        shape_radius=radius,
-        device=device,
-    )
-    metrics.update({"model": state["model_name"], "checkpoint": str(cfg.checkpoint)})
-    write_report(metrics, out)
-    print(format_table(metrics))
-    return metrics

@@ -1,6 +1,6 @@
 """Labelled positions: a position of an SGF game and its value, one JSON line each.
 
-What gomove.play.labels writes (a search's or another engine's win rate for
+What gomove.play.labelling writes (a search's or another engine's win rate for
 BLACK) and simulation balancing (gomove.train.balance) reads.
 """
 

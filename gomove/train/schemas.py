@@ -1,12 +1,13 @@
-"""Config schemas: a typo in an override fails at once, clearly.
+"""Config schemas of the one Hydra tree of ``gomove train``: a typo in an override fails
+at once, clearly.
 
 Groups mirror the code: ``data`` (``DataConfig``), ``features``
-(gomove.features.config.FeatureConfig), ``model`` (one schema per model, a
-``ModelConfig``: ``MMConfig`` for mm, ``SGDConfig`` for fbt and lfr,
-``RankerConfig`` for pr, bar and lbr; which
-schema a model name uses is gomove.train.specs.MODELS, which also registers
-them all in Hydra's ConfigStore, ``register``). Every model group reads its
-``seed`` from the top level.
+(gomove.features.config.FeatureConfig), ``model`` (one schema per trainer, a
+``ModelConfig``: the move models' ``MMConfig`` for mm, ``SGDConfig`` for fbt and lfr,
+``RankerConfig`` for pr, bar and lbr; ``TerritoryConfig`` for the territory CRF,
+``BalanceConfig`` for simulation balancing; which schema a name uses is
+gomove.train.trainers.TRAINERS, which also registers them all in Hydra's
+ConfigStore, ``register``). Every model group reads its ``seed`` from the top level.
 
 Top-level ``k`` and ``sample`` exist so that ``python train.py model=fbt k=5
 sample=10`` works as written: configs/model/fbt.yaml sets ``k: ${k}`` and
@@ -65,28 +66,36 @@ class DataConfig:
 class ModelConfig:
     """What every model config group holds (gomove/configs/model/<name>.yaml).
 
-    name: the model, a key of gomove.train.specs.MODELS.
+    name: the trainer, a key of gomove.train.trainers.TRAINERS.
     seed: seeds the model's training (the yaml reads the top-level ``seed``).
-    flat: train on the flat layout (gomove.data.flat.FlatData) with the model's
-        engine over it (``engine`` where the model has one); false: padded batches
-        cut from that layout.
     """
 
     name: str = MISSING
     seed: int = 0
-    flat: bool = True
 
     def validate(self) -> None:
         """Raise ValueError on a bad combination of fields (before any data is read)."""
 
     def needs_validation(self) -> str | None:
         """Why this config needs the validation set (data.val), None if it does not:
-        checked when the config is read, before the extraction (gomove.train.specs)."""
+        checked when the config is read, before the extraction (gomove.train.trainers)."""
         return None
 
 
 @dataclass
-class EngineConfig(ModelConfig):
+class MoveModelConfig(ModelConfig):
+    """What a move-prediction model's group adds (gomove.train.move_models).
+
+    flat: train on the flat layout (gomove.data.flat.FlatData) with the model's
+        engine over it (``engine`` where the model has one); false: padded batches
+        cut from that layout.
+    """
+
+    flat: bool = True
+
+
+@dataclass
+class EngineConfig(MoveModelConfig):
     """What MM and FBT/LFR share: an engine over the flat layout and a calibration after.
 
     engine: "auto" (numba on the CPU, torch elsewhere), "numba" (CPU only) or "torch"
@@ -295,7 +304,7 @@ RANKERS = ("pr", "bar", "lbr")
 
 
 @dataclass
-class RankerConfig(ModelConfig):
+class RankerConfig(MoveModelConfig):
     """The comparison paper's rankers (gomove.train.rankers.fit; Wistuba et al. 2012, III).
 
     name: "pr" (win rates), "bar" (Weng and Lin's Bayesian approximation,
@@ -352,11 +361,138 @@ class RankerConfig(ModelConfig):
             raise ValueError("model.hierarchy: bar or lbr, with hierarchy_sigma2 > 0")
 
 
+TERRITORY_METHODS = ("ml", "pl", "independent")
+CHAINS = ("persistent", "labels")
+
+
+@dataclass
+class TerritoryConfig(ModelConfig):
+    """``model=territory``: Stern's territory CRF (gomove.train.territory), trained on the
+    labelled games of data.train (those that ended by counting) and measured on those
+    of data.test. What the CRF learns and how (gomove.train.territory.fit). The defaults are the
+    recipe of the shipped model, chosen on the validation month (docs/territory.md):
+    the rmc16 features (16 rule playouts a position beside the static reading), fields
+    only, by their exact likelihood. The joint models (ml, pl) measure worse on each
+    point's owner: longer pseudo-likelihood training, or faster ML, overfits
+    the couplings and the model magnetizes (whole regions flip together and the
+    scores go wild); their best recipe was a few steps of pseudo-likelihood, then
+    persistent ML at lr 0.005 (``model.method=ml model.features=wide``).
+
+    features: the CRF's feature set: "stern", "rich", "wide", "mc8", "mc16", "mc32"
+        (uniform playouts), or "pmc4", "pmc6", "pmc8", "pmc12" (pattern-policy
+        playouts), "rmc8", "rmc12", "rmc16" (rule playouts, gomove.playout.rule)
+        (gomove.models.territory.features); the ``features`` group of move models
+        plays no part.
+    policy: the pmc features' playout policy, a policy.npz (null: the shipped light
+        policy); the model keeps a copy of its gammas.
+    method: "ml", maximum likelihood, the model's statistics estimated by
+        ``sweeps`` Swendsen-Wang sweeps a step on one persistent chain per
+        training position; "pl", pseudo-likelihood (exact gradient, no sampling); or
+        "independent", the couplings held at zero, so that the likelihood is exact
+        (logistic regression on the fields) and a query needs no sampling.
+    pl_epochs: ml starts from this many pseudo-likelihood epochs (a cheap warm start).
+    epochs, batch_size (positions a step), lr (Adam), l2 (weight of the squared
+        parameters in the mean loss).
+    every: keep every n-th position of each labelled game for training (neighbouring
+        positions differ by a stone and share their labels).
+    chains: "persistent", each training position's chain continues where its last
+        visit left it (persistent contrastive divergence), or "labels", every step
+        starts the chains at the positions' labels (contrastive divergence, CD-sweeps:
+        biased, but it keeps the model near the data when the persistent chains lag).
+    engine: where ml's sweeps run: "auto" (compiled on the CPU, torch on another
+        device), "numba" (CPU only) or "torch" (any device: the CUDA path, checkable
+        on the CPU).
+    eval_sweeps: Swendsen-Wang sweeps a test position is estimated with.
+    max_eval_positions: test positions of the per-epoch check (TensorBoard).
+    judge_playouts: the dead strings' judge (gomove.models.territory.judge), fitted
+        after the CRF on the last positions of the training games, reads this many
+        uniform playouts (0: no judge; counting then judges a string by the CRF's
+        mean map). On the validation month (its 285 labelled games) 256 judged best:
+        within 2 points of the count in 94.4% of the games from their last position,
+        against 93.7% (64, 128), 89.8% (32), 84.2% (16), 80.4% without a judge.
+    """
+
+    name: str = "territory"
+    features: str = "rmc16"
+    policy: str | None = None
+    method: str = "independent"
+    pl_epochs: int = 2
+    epochs: int = 3
+    batch_size: int = 256
+    lr: float = 0.02
+    l2: float = 1e-4
+    sweeps: int = 5
+    chains: str = "persistent"
+    engine: str = "auto"
+    every: int = 16
+    eval_sweeps: int = 100
+    max_eval_positions: int = 300
+    judge_playouts: int = 256
+
+    def validate(self) -> None:
+        if self.method not in TERRITORY_METHODS:
+            raise ValueError(
+                f"model.method must be one of {TERRITORY_METHODS}, not {self.method!r}"
+            )
+        if (
+            min(self.epochs, self.batch_size, self.every, self.eval_sweeps) < 1
+            or self.pl_epochs < 0
+        ):
+            raise ValueError("territory: epochs, batch_size, every and eval_sweeps must be >= 1")
+        if self.chains not in CHAINS:
+            raise ValueError(f"model.chains must be one of {CHAINS}, not {self.chains!r}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"model.engine must be one of {ENGINES}, not {self.engine!r}")
+        if self.judge_playouts < 0:
+            raise ValueError("model.judge_playouts must be >= 0 (0: no judge)")
+        if self.method == "ml" and self.sweeps < 1:
+            raise ValueError("model.sweeps must be >= 1 for method=ml")
+
+
+@dataclass
+class BalanceConfig(ModelConfig):
+    """``model=balance``: simulation balancing of a playout policy on labelled positions
+    (gomove.train.balance; Huang, Coulom and Lin 2010).
+
+    labels: the labelled positions (a labels.jsonl of ``gomove balance label``).
+    policy: the policy.npz to start from (null: the shipped light policy).
+    val: the share of the labelled games held out (by a hash of each game's path),
+        whose playout error is measured before and after every epoch.
+    value_playouts (M) estimate V, grad_playouts (N) the gradient; lr scales
+    (V* - V) x g; clip bounds one step of one log-gamma; epochs passes over the
+    training positions, in a new seeded order each; eval_playouts measure the
+    playouts' squared error (gomove.train.balance.fit.playout_error); komi: of
+    every playout. The ``data`` and ``features`` groups play no part.
+    """
+
+    name: str = "balance"
+    labels: str = MISSING
+    policy: str | None = None
+    val: float = 0.1
+    eval_playouts: int = 256
+    value_playouts: int = 64
+    grad_playouts: int = 64
+    lr: float = 1.0
+    clip: float = 0.1
+    epochs: int = 4
+    komi: float = 7.5
+
+    def validate(self) -> None:
+        if self.value_playouts < 1 or self.grad_playouts < 1 or self.eval_playouts < 1:
+            raise ValueError("value_playouts, grad_playouts and eval_playouts must be >= 1")
+        if not 0.0 <= self.val < 1.0:
+            raise ValueError(f"val is a share of the games in [0, 1), not {self.val}")
+        if not (self.lr > 0 and self.clip > 0):
+            raise ValueError("lr and clip must be > 0")
+        if self.epochs < 0:
+            raise ValueError("epochs must be >= 0")
+
+
 @dataclass
 class Config:
     data: DataConfig = MISSING
     features: FeatureConfig = MISSING
-    # the ModelConfig of the chosen model/*.yaml (its schema: gomove.train.specs.MODELS)
+    # the ModelConfig of the chosen model/*.yaml (its schema: gomove.train.trainers.TRAINERS)
     model: Any = MISSING
     k: int = 10  # latent dimension of fbt / lfr (model.k reads it)
     sample: int = 0  # fbt's sampled gradient: 0 = full, else S (model.sample reads it)

@@ -46,16 +46,17 @@ from torch.profiler import profile as torch_profile
 from gomove.data.dataset import Dataset
 from gomove.data.loader import BatchLoader, scoring_batches
 from gomove.evaluate.measures import measures, score_positions
-from gomove.experiment.run import prepare_data
 from gomove.memory import peak_rss_mb
 from gomove.models.fbt import FactorizationBT
-from gomove.train.config import MMConfig, SGDConfig
+from gomove.train.context import TrainContext
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.tensor import flat_mm
+from gomove.train.move_models import prepare_data
+from gomove.train.schemas import MMConfig, SGDConfig
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.loop import initial_model, train_sgd
 from gomove.train.sgd.tensor import TorchSGD
-from gomove.train.specs import register
+from gomove.train.trainers import register
 
 TRAIN_MONTHS = ("2006-01", "2006-02", "2006-03", "2006-04")
 TEST_MONTH = "2006-06"
@@ -172,9 +173,10 @@ def _bench_mm(rows: Rows, flat, reg, cuda: torch.device | None) -> None:
         _sync()
         load_s = time.perf_counter() - t0
         model, hist = train_mm(
-            passes, reg.n_features, reg.group_spans(), MMConfig(max_iters=2, tol=0),
-            device=device, progress=False,
-        )  # fmt: skip
+            MMConfig(max_iters=2, tol=0),
+            passes,
+            TrainContext(reg.n_features, reg.group_spans(), device, progress=False),
+        )
         gammas[engine] = model.log_gamma.detach().cpu().numpy()
         rows.emit({
             "phase": "mm", "engine": engine, "device": str(device),
@@ -196,7 +198,9 @@ def _bench_fbt(rows: Rows, flat, train, test, cuda, cpu_steps: int):
     n_features = train.registry.n_features
     cfg = SGDConfig(**FBT, epochs=1)
     steps_per_epoch = -(-flat.n_positions // cfg.batch_size)
-    start = initial_model(cfg, n_features, [], torch.device("cpu"), progress=False)
+    start = initial_model(
+        cfg, [], TrainContext(n_features, [], torch.device("cpu"), progress=False)
+    )
     numba_model = FactorizationBT.from_state_dict(start.state_dict())
     engine = CompiledSGD(numba_model, flat, cfg)
     batches = list(zip(range(cpu_steps + 1), engine, strict=False))
@@ -246,7 +250,7 @@ def _fbt_accuracy(rows: Rows, flat, n_features: int, test, cuda, epochs: int) ->
 def _train_fbt(flat, n_features: int, cuda, epochs: int):
     """FBT k=10 by the torch engine on cuda: the model and each epoch's seconds."""
     cfg = SGDConfig(**FBT, epochs=epochs, engine="torch")
-    model, hist = train_sgd(flat, n_features, cfg, cuda, progress=False)
+    model, hist = train_sgd(cfg, flat, TrainContext(n_features, [], cuda, progress=False))
     return model, [round(float(h["seconds"]), 2) for h in hist[1:]]
 
 
@@ -297,15 +301,15 @@ def _profile(flat, reg, device: torch.device, path: Path) -> None:
     device: the top operators by device time, and the kernel launches, into path."""
     passes = flat_mm(flat, device, engine="torch")
     groups, cfg = reg.group_spans(), MMConfig(max_iters=1, tol=0)
-    train_mm(passes, reg.n_features, groups, cfg, device=device, progress=False)  # warm
+    train_mm(cfg, passes, TrainContext(reg.n_features, groups, device, progress=False))  # warm
     sgd_cfg = SGDConfig(**FBT, epochs=1, engine="torch")
-    model = initial_model(sgd_cfg, reg.n_features, [], device, progress=False)
+    model = initial_model(sgd_cfg, [], TrainContext.of(reg, device, progress=False))
     steps = TorchSGD(model, flat, sgd_cfg)
     batches = [pos for _, pos in zip(range(200), steps, strict=False)]
     steps.step(batches[0], sgd_cfg.lr)  # warm
     jobs = {
         f"mm, 1 iteration ({len(groups)} passes)": lambda: train_mm(
-            passes, reg.n_features, groups, cfg, device=device, progress=False
+            cfg, passes, TrainContext(reg.n_features, groups, device, progress=False)
         ),
         "fbt torch, 200 steps": lambda: [steps.step(pos, sgd_cfg.lr) for pos in batches],
     }

@@ -1,6 +1,9 @@
 """SearchConfig: every switch of the search, so the match table can compare them.
 
-The engine's settings are a typed schema as training's are (gomove.train.config):
+The settings of each board size that the engines start from (the trees, the
+defaults) are gomove.play.search.presets'.
+
+The engine's settings are a typed schema as training's are (gomove.train.schemas):
 ``from_overrides`` reads ``key=value`` strings through OmegaConf's structured
 configs, the same machinery as Hydra's overrides, so a misspelt key or a value of
 the wrong type fails at once with the valid names, and ``validate`` checks ranges.
@@ -27,61 +30,6 @@ PATTERN_ONLY = {
     "local": "good shapes in the playouts",
     "selfatari_max": "a limit in the playouts",
 }
-
-
-def pachi_prior(size: int) -> dict[str, Any]:
-    """The settings that use the full model in the tree as Pachi's uct/prior.c uses its
-    pattern probabilities (its defaults: eqex 14 on small boards, 20 on large ones;
-    the pattern prior 300 x eqex / 20 virtual wins x sqrt(p), none below p = 0.001;
-    the even prior eqex visits at 1/2; a leaf expanded after 8 playouts with every
-    move open; no UCB term; equiv_rave 3000 or 4000)."""
-    large = size >= 15  # Pachi's board_large
-    eqex = 20 if large else 14
-    return dict(
-        pw_base=0.0,
-        promote_at=8,
-        prior_eqex=300.0 * eqex / 20,
-        prior_scale="absolute",
-        prior_min=0.001,
-        prior_even=float(eqex),
-        c_uct=0.0,
-        rave_k=4000.0 if large else 3000.0,
-    )
-
-
-def pachi_pw_prior(size: int) -> dict[str, Any]:
-    """Pachi's prior (pachi_prior) with Coulom's widening schedule: a ranked node opens
-    its moves one by one as its visits grow (pw_base 40), and a leaf is ranked by the
-    full model when first searched (promote_at None), not after 8 playouts. On 19x19 the
-    model's moves wait their turn, where opening all 361 at once spreads the search."""
-    return {**pachi_prior(size), "pw_base": 40.0, "promote_at": None}
-
-
-# How the full model steers the tree (gomove gtp --tree): Pachi's prior with every
-# move of a ranked node open ("pachi", pachi_prior), Pachi's prior with Coulom's
-# schedule ("pachi-pw", pachi_pw_prior) or Coulom's progressive widening with his
-# priors ("coulom", SearchConfig's own defaults).
-TREE_SETTINGS = {"pachi": pachi_prior, "pachi-pw": pachi_pw_prior, "coulom": lambda size: {}}
-TREES = tuple(TREE_SETTINGS)
-# The strongest tree measured for each board size, the default (each choice's match
-# record: docs/engine.md, "The defaults for each board size"); sizes between take the
-# nearer one.
-DEFAULT_TREE = {9: "pachi", 13: "pachi", 19: "pachi-pw"}
-
-
-def default_tree(size: int) -> str:
-    """DEFAULT_TREE for a board size (the nearest measured size; ties to the smaller)."""
-    nearest = min(DEFAULT_TREE, key=lambda s: (abs(s - size), s))
-    return DEFAULT_TREE[nearest]
-
-
-def tree_settings(tree: str, size: int) -> dict[str, Any]:
-    """The SearchConfig fields a tree choice sets for a board size ("auto": the default)."""
-    if tree == "auto":
-        tree = default_tree(size)
-    if tree not in TREE_SETTINGS:
-        raise ValueError(f"unknown tree {tree!r}; one of auto, {', '.join(TREES)}")
-    return TREE_SETTINGS[tree](size)
 
 
 @dataclass

@@ -3,7 +3,7 @@
 Positions are sampled from SGF games and each labelled by the search (pattern
 playouts, progressive widening) or by another engine over GTP
 (``lz-genmove_analyze``: Leela Zero, KataGo, Pachi) with its win rate for BLACK,
-written line by line to a JSONL file (gomove.data.labels) that a rerun extends.
+written line by line to a JSONL file (gomove.data.value_labels) that a rerun extends.
 A stronger program's labels give balancing something to correct: gomove's own
 searches end in the very playouts being balanced.
 """
@@ -22,11 +22,11 @@ from tqdm.auto import tqdm
 from gomove.board.board import BLACK
 from gomove.board.coords import loc_to_gtp, move_to_loc
 from gomove.board.replay import board_at
-from gomove.data.labels import Labelled, read_labels
+from gomove.data.value_labels import Labelled, read_labels
 from gomove.evaluate.match import GtpClient
 from gomove.play.predict import Predictor
-from gomove.play.search.config import SearchConfig
 from gomove.play.search.search import Search
+from gomove.play.search.settings import SearchConfig
 from gomove.playout.policy import PatternPolicy
 from gomove.reading.games import expand_paths, load_game
 from gomove.reading.sgf import GameError

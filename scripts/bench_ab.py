@@ -15,6 +15,7 @@ its fastest time (process time). Jobs:
   rule playouts;
 - fbt: one compiled SGD epoch (batch 128) of FBT (full, S=10, S=30) and LFR
   on the first 300 games of --data's 2006-01 month, cached in --cache-dir;
+- mm: three iterations of MM's compiled engine (cyclic and greedy) on the same games;
 - search: fixed-simulation searches of the bench's rows on the empty 9x9
   board and the 19x19 mid-game position.
 
@@ -54,15 +55,19 @@ try:
     from gomove.playout.rule import RULES
     from gomove.playout.uniform import UNIFORM
     from gomove.train.context import TrainContext
-    from gomove.train.schemas import SGDConfig
+    from gomove.train.mm.fit import train_mm
+    from gomove.train.schemas import MMConfig, SGDConfig
     from gomove.train.sgd.loop import train_sgd
 
     def sgd_epoch(flat, registry, cfg):
         return train_sgd(cfg, flat, TrainContext.of(registry, "cpu", progress=False))
 
+    def mm_run(flat, registry, cfg):
+        return train_mm(cfg, flat, TrainContext.of(registry, "cpu", progress=False))
+
 except ImportError:  # the layouts before: the trainers took their context unpacked
     from gomove.play.search.config import SearchConfig  # noqa: I001
-    from gomove.train.config import SGDConfig
+    from gomove.train.config import MMConfig, SGDConfig
 
     try:
         from gomove.experiment.bench import SEARCH_ROWS as ROWS
@@ -88,6 +93,13 @@ except ImportError:  # the layouts before: the trainers took their context unpac
 
     def sgd_epoch(flat, registry, cfg):
         return train_sgd(flat, registry.n_features, cfg, device="cpu", progress=False)
+
+    def mm_run(flat, registry, cfg):
+        from gomove.train.mm.compiled import NumbaMM  # noqa: PLC0415 (the old layouts only)
+        from gomove.train.mm.fit import train_mm  # noqa: PLC0415
+
+        groups = registry.group_spans()
+        return train_mm(NumbaMM(flat), registry.n_features, groups, cfg, "cpu", progress=False)
 
 
 PLAYOUT_ROWS = {
@@ -116,6 +128,8 @@ def jobs(only: set[str]) -> list[str]:
         out += [f"playout|{size}|rules|{n}" for size, n in ((9, 6000), (19, 1000))]
     if "fbt" in only:
         out += [f"fbt|{m}|{s}" for m, s in (("fbt", 0), ("fbt", 10), ("fbt", 30), ("lfr", 0))]
+    if "mm" in only:
+        out += [f"mm|{s}" for s in ("cyclic", "greedy")]
     if "search" in only:
         out += [f"search|{r}|{p}|{n}" for p, n in SEARCH_POSITIONS for r in SEARCH_ROWS]
     return out
@@ -129,7 +143,7 @@ def worker(args: argparse.Namespace) -> None:
     policy = PatternPolicy.load(args.policy)
     players = {k: policy.player(**kw) for k, kw in PLAYOUT_ROWS.items()}
     players |= {"uniform": UNIFORM, "rules": RULES}
-    if "fbt" in only:
+    if "fbt" in only or "mm" in only:
         ds = bench_dataset(month, 300, args.cache_dir, 10)
         # datasets before format 2 built their flat layout on demand
         flat = ds.flat() if hasattr(ds, "flat") else FlatData.from_dataset(ds)
@@ -147,6 +161,10 @@ def worker(args: argparse.Namespace) -> None:
             cfg = SGDConfig(name=f[0], k=10, sample=int(f[1]), epochs=1, batch_size=128)
             _, hist = sgd_epoch(flat, ds.registry, cfg)
             return float(hist[1]["cpu_seconds"])
+        elif kind == "mm":  # three iterations from gamma = 1: their passes, not the setup
+            cfg = MMConfig(max_iters=3, tol=0.0, schedule=f[0])
+            _, hist = mm_run(flat, ds.registry, cfg)
+            return sum(float(r["cpu_seconds"]) for r in hist[1:])
         else:
             board, to_move = positions[f[1]]
             kw = search_row(f[0], int(board.info[SIZE]))
@@ -156,7 +174,7 @@ def worker(args: argparse.Namespace) -> None:
         return time.process_time() - c
 
     for line in jobs(only):  # compile and warm
-        if line.startswith("fbt"):
+        if line.startswith(("fbt", "mm")):
             run(line)
         elif line.startswith("playout"):
             run(line.rsplit("|", 1)[0] + "|20")
@@ -175,7 +193,7 @@ def main() -> None:
     p.add_argument("--data", default="../shared/data", help="folder of tygem-9d-2006-01.zip")
     p.add_argument("--cache-dir", default="cache", help="where the fbt job's dataset is kept")
     p.add_argument("--rounds", type=int, default=4)
-    p.add_argument("--only", default="playout,fbt,search")
+    p.add_argument("--only", default="playout,fbt,mm,search")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     for name in ("policy", "model", "data", "cache_dir"):

@@ -94,7 +94,7 @@ def test_dataset_equals_the_extractor(dataset, reference):
     assert ds.n_games == 12
     assert ds.n_positions == sum(40 + 3 * i for i in range(12))
     flat = ds.flat()
-    assert isinstance(flat.packed, np.memmap) and not flat.packed.flags.writeable
+    assert isinstance(flat.words, np.memmap) and not flat.words.flags.writeable
     for g, name in enumerate(ex.registry.group_names):
         want = np.concatenate([r["columns"][name] for r in reference])
         np.testing.assert_array_equal(flat.level(g), want)
@@ -178,7 +178,7 @@ def test_interrupted_extraction_resumes(dataset, games_dir, tmp_path, monkeypatc
     folder = next(p for p in tmp_path.iterdir() if p.is_dir())
     assert not (folder / "dataset.json").exists()
     assert (folder / "progress.json").exists()
-    with open(folder / "packed.bin", "ab") as f:  # half a chunk written when killed
+    with open(folder / "records.bin", "ab") as f:  # half a chunk written when killed
         f.write(b"\x07" * 1000)
     calls.clear()
     monkeypatch.setattr(dataset_module, "_extract_chunk", dies_on_third)
@@ -211,16 +211,16 @@ def test_full_disk_is_a_clear_error_and_resumes(dataset, games_dir, tmp_path, mo
 def test_flipped_byte_is_found_and_rebuilt(dataset, games_dir, tmp_path, caplog):
     ds, ex = dataset
     first = build(games_dir, ex, tmp_path)
-    path = first.path / "packed.bin"
+    path = first.path / "records.bin"
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x10
     path.write_bytes(bytes(data))
-    with pytest.raises(CorruptCache, match="packed.bin: checksum"):
+    with pytest.raises(CorruptCache, match="records.bin: checksum"):
         Dataset.open(first.path)
     with caplog.at_level(logging.WARNING):
         again = build(games_dir, ex, tmp_path)
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warned) == 1 and "packed.bin" in warned[0] and "rebuilding" in warned[0]
+    assert len(warned) == 1 and "records.bin" in warned[0] and "rebuilding" in warned[0]
     assert files_of(again) == files_of(ds)
     (again.path / "winner.bin").write_bytes(b"")  # cut short: found by its length
     with pytest.raises(CorruptCache, match="winner.bin: 0 bytes"):
@@ -238,7 +238,7 @@ games, tables, cache, out = sys.argv[1:]
 rc, cfg = ReadConfig(sizes=(9,)), FeatureConfig(min_count=2, max_radius=6, bloom_bits=1 << 16)
 ex = FeatureExtractor(cfg, harvest_cached(games, rc, cfg, tables, workers=1, progress=False))
 ds = build_dataset(games, rc, ex, cache, kind="t", shard_games=5, workers=1, progress=False)
-np.save(out, np.asarray(ds.flat().packed).sum(0))
+np.save(out, np.asarray(ds.flat().words))
 """
 
 
@@ -250,7 +250,7 @@ def test_concurrent_builds_share_one(dataset, games_dir, tmp_path):
     args = [str(games_dir), str(ds.path.parent), str(cache)]
     procs = [subprocess.Popen([sys.executable, "-c", CHILD, *args, str(o)]) for o in outs]
     assert [p.wait(300) for p in procs] == [0, 0]
-    want = np.asarray(ds.flat().packed).sum(0)
+    want = np.asarray(ds.flat().words)
     for o in outs:
         np.testing.assert_array_equal(np.load(o), want)
     (folder,) = [p for p in cache.iterdir() if p.is_dir()]

@@ -10,7 +10,9 @@ Invariants checked:
   changes, and in training (cyclic and greedy);
 - the numba pass that applies a change (fused) equals dense_scale + a plain
   pass bitwise;
-- float32 team strengths (the default) train to the float64 gammas within 1e-5.
+- float32 team strengths (the default) train to the float64 gammas within 1e-5;
+- the streaming engine (no kept strengths, data read in chunks) equals the oracle too,
+  and MM's warm start on the first positions reaches the same fixed point.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.kernels import Change, Group, Positions, Strengths, dense_scale, mm_pass
 from gomove.train.mm.padded import collect_stats
+from gomove.train.mm.stream import StreamMM
 from gomove.train.mm.tensor import TorchMM
 from gomove.train.schemas import MMConfig
 
@@ -40,7 +43,14 @@ ENGINES = {
     "numba-sparse": partial(NumbaMM, team_dtype="float64", sparse_density=1.0),
     "numba-dense": partial(NumbaMM, team_dtype="float64", sparse_density=-1.0),
     "torch": TorchMM,
+    "stream": lambda data, chunk_positions=None, **kw: stream_engine(data, 7),
 }
+
+
+def stream_engine(data, chunk_positions: int) -> StreamMM:
+    """The streaming engine over data read in chunks of chunk_positions positions."""
+    data.chunk_positions = chunk_positions
+    return StreamMM(data)
 
 
 def groups_of(reg):
@@ -118,7 +128,7 @@ def change(lg: torch.Tensor, groups, which, gen) -> torch.Tensor:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_engines_equal_padded_oracle(seed):
-    """On the same positions (one group of >= 256 levels, held as uint16), NumbaMM,
+    """On the same positions (one group of >= 256 levels, a wide group), NumbaMM,
     TorchMM (its absent levels dropped or kept) and collect_stats over padded
     batches (the oracle) give the same statistics pass after pass, whether one group
     changed since the last pass (NumbaMM applies that change within the pass),
@@ -128,7 +138,7 @@ def test_engines_equal_padded_oracle(seed):
     n_features = 1 + sum(sizes)
     batches = make_data(random_log_gamma(n_features, seed), groups, 3, 20, 9, seed)
     flat = flat_of(batches, groups)
-    assert flat.levw.dtype == np.uint16 and flat.levw.shape[1] == 1
+    assert flat.layout.wide == (3,)
     numba = [ENGINES[k](flat, chunk_positions=7) for k in ("numba-sparse", "numba-dense")]
     # TorchMM both ways: each group's level 0 dropped before its bincount, or kept
     dropped, kept = TorchMM(flat, chunk_positions=5), TorchMM(flat, chunk_positions=5)
@@ -221,13 +231,14 @@ def test_float32_strengths_train_like_float64(ds):
 
 
 def test_torch_engine_holds_the_compact_layout(ds):
-    """TorchMM holds the levels as stored plus one float64 a candidate (15 bytes or less,
-    no widened per-group copies) and gives numba's statistics."""
+    """TorchMM holds the levels as stored plus one float64 a candidate (the record's
+    bytes and 8 at most, no widened per-group copies) and gives numba's statistics."""
     flat = ds.flat()
     engine = TorchMM(flat, chunk_positions=50)
     per_position = 40  # pos_start, winner, game, move, the experts' rows
-    per_candidate = (engine.nbytes() - per_position * flat.n_positions) / flat.n_candidates
-    assert per_candidate <= flat.packed.shape[1] * 4 + flat.levw.shape[1] * flat.levw.itemsize + 8
+    dictionary = 8 * flat.combos.size  # the combinations, once (int64 on the device)
+    per_candidate = engine.nbytes() - per_position * flat.n_positions - dictionary
+    assert per_candidate / flat.n_candidates <= flat.words.nbytes / flat.n_candidates + 8.01
     lg = np.random.default_rng(1).normal(size=ds.registry.n_features) * 0.3
     cols = list(range(len(flat.sizes)))
     a = engine.collect(lg, cols)
@@ -250,3 +261,20 @@ def test_cuda_mm_equals_numba(ds):
     (a, ha), (b, hb) = runs
     torch.testing.assert_close(b.log_gamma.cpu(), a.log_gamma.cpu(), rtol=1e-6, atol=1e-9)
     assert hb[-1]["log_likelihood"] == pytest.approx(ha[-1]["log_likelihood"], rel=1e-9)
+
+
+def test_warm_start_reaches_the_same_fixed_point(ds):
+    """Data read in chunks (the streaming engine) with a warm start on its first third:
+    the stage is recorded, and MM converges to the maximum of a cold start."""
+    reg = ds.registry
+    ctx = TrainContext(reg.n_features, groups_of(reg), "cpu", progress=False)
+    cold, cold_hist = train_mm(MMConfig(max_iters=300, tol=1e-7), ds.flat(), ctx)
+    flat = ds.flat()
+    flat.chunk_positions = 37
+    third = flat.n_positions // 3
+    cfg = MMConfig(max_iters=300, tol=1e-7, warm_positions=third)
+    warm, hist = train_mm(cfg, flat, ctx)
+    assert hist[0]["warm"]["positions"] == third and hist[0]["warm"]["iterations"] > 0
+    # the same maximum of the log-posterior; gammas along its flat directions converge slowly
+    assert hist[-1]["log_posterior"] == pytest.approx(cold_hist[-1]["log_posterior"], rel=1e-7)
+    torch.testing.assert_close(warm.log_gamma, cold.log_gamma, rtol=0, atol=0.1)

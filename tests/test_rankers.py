@@ -344,7 +344,7 @@ def test_flat_from_batches_and_back():
     batches = make_data(random_log_gamma(308, 7), groups, 3, 16, 9, seed=8)
     data = FlatData.from_batches(batches, groups)
     want = flat_of(batches, groups)
-    for name in ("packed", "levw", "pos_start"):
+    for name in ("words", "combos", "pos_start"):
         np.testing.assert_array_equal(getattr(data, name), getattr(want, name))
     np.testing.assert_array_equal(data.winner, want.winner)
     again = flat_batch(data, np.arange(data.n_positions))

@@ -1,7 +1,8 @@
 """Resuming after a crash: train states (gomove.train.resume), resume=true, harvest parts.
 
 Invariants checked:
-- MM (cyclic and greedy; numba, torch and padded engines) and SGD (flat and
+- MM (cyclic and greedy; numba, torch and padded engines; warm-started over data read
+  in chunks, stopped in either stage) and SGD (flat, read in chunks and
   padded, on batches or a shuffling BatchLoader; full, sampled, LFR, SGD with
   momentum after an MM init) stopped by
   an exception after some iteration and resumed from the train state give
@@ -17,6 +18,7 @@ Invariants checked:
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import signal
@@ -32,6 +34,7 @@ import torch
 from synthetic import cfg_of, flat_of, make_data, make_groups, random_log_gamma, tiny_overrides
 
 import gomove.data.harvest as harvest_module
+import gomove.train.mm.fit as mm_fit
 from gomove.data.harvest import CHUNK_GAMES, harvest
 from gomove.data.loader import BatchLoader
 from gomove.features.config import FeatureConfig
@@ -148,15 +151,60 @@ def test_mm_state_of_an_older_gomove(synthetic, tmp_path, schedule):
     assert untimed(got_hist) == untimed(want_hist)
 
 
+def chunked(flat, n):
+    """flat read in chunks of n positions (gomove.data.chunks)."""
+    out = copy.copy(flat)
+    out.chunk_positions = n
+    return out
+
+
+@pytest.mark.parametrize("crash_in", ["warm", "main"])
+def test_mm_warm_start_resumes(synthetic, tmp_path, monkeypatch, crash_in):
+    """MM over data read in chunks, warm-started on the first 100 positions: a run
+    stopped in either stage resumes to the uninterrupted run's gammas and history,
+    and a finished warm stage is not fitted again."""
+    _, flat = synthetic
+    cfg = MMConfig(max_iters=5, tol=0.0, warm_positions=100)
+    ctx = TrainContext(N_FEATURES, GROUPS, progress=False)
+    want, want_hist = train_mm(cfg, chunked(flat, 30), ctx)
+    ck = Resume(tmp_path / "state.pt", {"run": 1}, resume=True)
+    fits = []
+    real = mm_fit.fit_gammas
+    resumed = False
+
+    def crash_at_2(row, _log_gamma):
+        if row["iter"] == 2:
+            raise Crash
+
+    def fit(*args, **kw):
+        fits.append(kw.get("start") is None)  # True: the warm stage's fit
+        if crash_in == "warm" and len(fits) == 1 and not resumed:
+            kw["report"] = crash_at_2
+        return real(*args, **kw)
+
+    monkeypatch.setattr(mm_fit, "fit_gammas", fit)
+    with pytest.raises(Crash):
+        crash = crashing(2) if crash_in == "main" else None
+        train_mm(cfg, chunked(flat, 30), replace(ctx, validate=crash, checkpoint=ck))
+    fits.clear()
+    resumed = True
+    got, got_hist = train_mm(cfg, chunked(flat, 30), replace(ctx, checkpoint=ck))
+    assert fits == ([False] if crash_in == "main" else [True, False])
+    assert torch.equal(got.log_gamma, want.log_gamma)
+    warm = [h[0].pop("warm") for h in (got_hist, want_hist)]
+    assert untimed(got_hist) == untimed(want_hist)
+    assert untimed([warm[0]]) == untimed([warm[1]])
+
+
 @pytest.mark.parametrize(
     "extra",
     [{}, {"sample": 3}, {"name": "lfr"}, {"optimizer": "sgd", "init": "mm"}],
     ids=["full", "sampled", "lfr", "sgd-mm-init"],
 )
-@pytest.mark.parametrize("layout", ["flat", "padded"])
+@pytest.mark.parametrize("layout", ["flat", "chunked", "padded"])
 def test_sgd_resume_equals_uninterrupted(synthetic, tmp_path, extra, layout):
     data, flat = synthetic
-    source = flat if layout == "flat" else data
+    source = {"flat": flat, "chunked": chunked(flat, 50), "padded": data}[layout]
     cfg = SGDConfig(epochs=4, batch_size=16, k=3, **extra)
     want, want_hist = train_sgd(cfg, source, TrainContext(N_FEATURES, GROUPS, progress=False))
     ck = Resume(tmp_path / "state.pt", resume=True)

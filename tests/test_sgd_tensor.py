@@ -2,8 +2,8 @@
 holds on the device (gomove.data.device_flat).
 
 Invariants checked:
-- DeviceFlat decodes every group's levels of any rows as FlatData.level does (packed
-  words, two-byte, three-byte and four-byte wide levels), and cuts padded Batches
+- DeviceFlat decodes every group's levels of any rows as FlatData.level does (narrow
+  groups through the dictionary, wide groups of 9 to 25 bits), and cuts padded Batches
   equal to the host's (gomove.data.loader.flat_batch);
 - TorchSGD equals CompiledSGD (the numba engine, itself checked against autograd in
   test_sgd_compiled) step for step: FULL, SAMPLED (the same draws from the same

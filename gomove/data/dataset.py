@@ -43,10 +43,9 @@ from gomove.data.store import (
     FORMAT_VERSION,
     Appender,
     CorruptCache,
+    chunk_rows,
     disk_full,
     disk_full_message,
-    encode_chunk,
-    file_layout,
     map_files,
     read_progress,
     verify_files,
@@ -219,8 +218,8 @@ class Dataset:
         pos_start = np.zeros(self.n_positions + 1, dtype=np.int64)
         np.cumsum(a["n_cand"], out=pos_start[1:])
         return FlatData(
-            a["packed"],
-            a["levw"],
+            a["records"],
+            a["combos"],
             reg.offsets,
             reg.sizes,
             pos_start,
@@ -228,6 +227,8 @@ class Dataset:
             reg,
             game=a["game"],
             move=a["move"],
+            source=self.path / "records.bin",
+            group_max=self.meta.get("group_max"),
         )
 
     @property
@@ -250,11 +251,11 @@ def _extract_chunk(games: list[tuple[int, Any]]) -> tuple[dict, dict]:
     assert ex is not None
     parts = [ex.game(g) for _, g in games]
     reg = ex.registry
-    rows = encode_chunk(parts, [gid for gid, _ in games], reg.group_names, reg.sizes)
+    rows = chunk_rows(parts, [gid for gid, _ in games], reg.group_names, reg.sizes)
     counts = {
         "games": len(games),
         "positions": len(rows["winner"]),
-        "candidates": len(rows["packed"]),
+        "candidates": len(rows["code"]),
         "skipped_positions": sum(p["skipped"] for p in parts),
     }
     return rows, counts
@@ -346,16 +347,18 @@ def _extract(job: _Extraction, folder: Path, key: str, progress: bool) -> None:
     shard_games, workers, part = job.shard_games, job.workers, job.part
     n_parts = part[1] if part else 1
     reg = extractor.registry
-    names = list(file_layout(reg.sizes))
     done = read_progress(folder)
     if done is not None and done.get("key") != key:
         done = None
     try:
-        appender = Appender(folder, names, done["files"] if done else None)
-    except (CorruptCache, OSError):  # committed rows missing: start the files anew
-        done, appender = None, Appender(folder, names)
+        appender = Appender(folder, reg.sizes, *((done["files"], done["carry"]) if done else ()))
+    except (CorruptCache, OSError, KeyError):  # committed rows missing: start the files anew
+        done, appender = None, Appender(folder, reg.sizes)
     totals: Counter = Counter(done["totals"] if done else {})
     n_done = done["chunks"] if done else 0
+    group_max = np.array(done.get("group_max", []) if done else [], dtype=np.int64)
+    if len(group_max) != len(reg.sizes):
+        group_max = np.zeros(len(reg.sizes), dtype=np.int64)
     stats = ReadStats()
     sources: list[str] = []
 
@@ -388,10 +391,15 @@ def _extract(job: _Extraction, folder: Path, key: str, progress: bool) -> None:
         for rows, counts in results:
             appender.append(rows)
             totals.update(counts)
+            np.maximum(group_max, rows["group_max"], out=group_max)
             n_done += 1
             files = appender.commit()
-            write_progress(folder, {"key": key, "chunks": n_done, "files": files, "totals": totals})
+            write_progress(folder, {"key": key, "chunks": n_done, "files": files,
+                                    "carry": appender.carry_state(), "totals": totals,
+                                    "group_max": group_max.tolist()})  # fmt: skip
             bar.update(counts["games"])
+        appender.finish()
+        appender.commit()
     finally:
         bar.close()
         appender.close()
@@ -407,6 +415,12 @@ def _extract(job: _Extraction, folder: Path, key: str, progress: bool) -> None:
         "files": {n: list(v) for n, v in appender.state.items()},
         "n_positions": totals["positions"],
         "n_candidates": totals["candidates"],
+        "group_max": group_max.tolist(),
+        "layout": {
+            "width": appender.layout.width,
+            "code_bits": appender.layout.code_bits,
+            "combinations": len(appender.dictionary.rows),
+        },  # fmt: skip
         "n_games": len(sources),
         "skipped_positions": totals["skipped_positions"],
         "games": sources,

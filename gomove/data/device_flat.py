@@ -1,12 +1,12 @@
 """DeviceFlat: the flat layout held on a torch device as stored, read by the torch engines.
 
 The arrays of gomove.data.flat.FlatData go to the device once, in their compact
-form: the packed words (uint32, held as int32: torch has no shifts on uint32), the
-wide levels (uint8 byte triples, 16-bit levels held as int16, or int32), and the
-per-position pos_start, winner, game and move. Nothing is widened per candidate
-for good: a step decodes the levels of only the candidates it reads
-(``indices``), so all 27,613 training games (1.49 billion candidates, 7 bytes
-each) take 10.5 GB of an H100's 80 GB, and the engines add their own state.
+form: the records' bitstream (uint64 words held as int64: torch has no shifts on
+uint64), the dictionary of narrow combinations (int64), and the per-position
+pos_start, winner, game and move. Nothing is widened per candidate for good: a step
+decodes the levels of only the candidates it reads (``indices``), so all 27,613
+training games (1.49 billion candidates, 4.5 bytes each) take 6.7 GB of an H100's
+80 GB, and the engines add their own state.
 
 On the CPU the tensors share the FlatData's memory (the memory-mapped files):
 no copy. Padded Batches are cut on the device (``batch``), so the evaluation and
@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from gomove.data.batch import Batch
+from gomove.data.fields import NARROW
 from gomove.data.flat import FlatData
 
 
@@ -32,24 +33,20 @@ class DeviceFlat:
         self.device = torch.device(device)
         self.n_positions, self.n_candidates = data.n_positions, data.n_candidates
         self.max_cands = data.max_cands
-        levw = data.levw
-        if levw.dtype == np.uint16:  # torch reads 16 bits as int16; & 0xFFFF restores them
-            levw = levw.view(np.int16)
-        self.packed = self._put(data.packed.view(np.int32))
-        self.levw = self._put(levw)
-        self.bytes3 = data.bytes3
+        r = data.records
+        self.words = self._put(r.words.view(np.int64))
+        self.narrow = self._put(r.narrow.astype(np.int64))
+        self.width = r.width
+        self.width_mask = (1 << r.width) - 1 if r.width < 64 else -1
+        self.code_mask = r.code_mask
         self.pos_start = self._put(data.pos_start)
         self.winner = self._put(data.winner)
         self.game = None if data.game is None else self._put(data.game)
         self.move = None if data.move is None else self._put(data.move)
         self.offsets = torch.tensor(data.offsets, dtype=torch.int64, device=self.device)
         self.n_groups = len(data.sizes)
-        # (array name, column, shift, mask, bytes3) of every group, registry order
-        self.where = []
-        for g in range(self.n_groups):
-            arr, field = data.field(g)
-            name = "packed" if arr is data.packed else "levw"
-            self.where.append((name, *(int(f) for f in field)))
+        # (kind, word, shift, mask) of every group, registry order (gomove.data.fields)
+        self.where = [tuple(int(f) for f in data.field(g)[1]) for g in range(self.n_groups)]
 
     def _put(self, a: np.ndarray) -> torch.Tensor:
         with warnings.catch_warnings():  # read-only memory maps: torch never writes them
@@ -59,7 +56,7 @@ class DeviceFlat:
 
     def nbytes(self) -> int:
         """Bytes held on the device."""
-        ts = [self.packed, self.levw, self.pos_start, self.winner, self.game, self.move]
+        ts = [self.words, self.narrow, self.pos_start, self.winner, self.game, self.move]
         return sum(t.numel() * t.element_size() for t in ts if t is not None)
 
     def rows(
@@ -78,21 +75,37 @@ class DeviceFlat:
         rows = start[seg] + torch.arange(len(seg), device=self.device) - first[seg]
         return rows, seg, first
 
+    def records(self, rows: torch.Tensor | slice) -> torch.Tensor:
+        """The records of rows (a LongTensor or a slice), int64 (gomove.data.fields.record:
+        width bits from bit row * width of the stream)."""
+        if isinstance(rows, slice):
+            rows = torch.arange(*rows.indices(self.n_candidates), device=self.device)
+        bit = rows * self.width
+        w = bit >> 6
+        s = bit & 63
+        # >> on int64 copies the sign bit: keep the low 64 - s bits of the first word
+        lo = (self.words[w] >> s) & torch.where(s > 0, (1 << (64 - s).clamp(max=63)) - 1, -1)
+        spill = s + self.width > 64
+        hi = torch.where(spill, self.words[(w + 1).clamp(max=len(self.words) - 1)], 0)
+        lo = lo | (hi << (64 - s).clamp(max=63))
+        return lo & self.width_mask
+
     def group_levels(self, g: int, rows: torch.Tensor | slice) -> torch.Tensor:
         """Group g's levels (0: absent) of rows (a LongTensor or a slice), int64."""
-        name, col, shift, mask, b3 = self.where[g]
-        arr = self.packed if name == "packed" else self.levw
-        word = arr[rows, col].to(torch.int64)
-        if b3:
-            word = word | (arr[rows, col + 1].to(torch.int64) << 8)
-            word = word | (arr[rows, col + 2].to(torch.int64) << 16)
+        return self.record_levels(g, self.records(rows))
+
+    def record_levels(self, g: int, recs: torch.Tensor) -> torch.Tensor:
+        """Group g's levels of records (``records``), int64."""
+        kind, w, shift, mask = self.where[g]
+        word = self.narrow[w, recs & self.code_mask] if kind == NARROW else recs
         return (word >> shift) & mask
 
     def indices(self, rows: torch.Tensor | slice) -> torch.Tensor:
         """LongTensor[R, G]: every group's global feature index of rows (0: absent)."""
         cols = []
+        recs = self.records(rows)
         for g in range(self.n_groups):
-            lv = self.group_levels(g, rows)
+            lv = self.record_levels(g, recs)
             cols.append(torch.where(lv > 0, self.offsets[g] + lv - 1, 0))
         return torch.stack(cols, 1) if cols else torch.zeros((0, 0), dtype=torch.int64)
 

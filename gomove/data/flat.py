@@ -7,19 +7,22 @@ engines train over it:
 MM's numba and torch passes (gomove.train.mm.compiled and .tensor), the SGD steps of FBT and
 LFR (gomove.train.sgd.compiled) and the rankers (gomove.train.rankers.fit).
 
-Arrays (C candidates, P positions; the feature groups split by width, each
-part in registry order):
-- ``packed``: uint32[C, W], the levels of every group of fewer than 256
-  levels bit-packed (level 0: absent): group i of those takes
-  ``fields[i] = (word, shift, mask)``, bit_length(size) bits, first fit in
-  registry order; the 8 tactical groups of the full features take 23 bits,
-  one word;
-- ``levw``: the levels of the other groups (shapes, 3x3 patterns), by the
-  widest of them: uint16[C, Gw] below 65,536 levels, uint8[C, 3 Gw] (three
-  little-endian bytes a level, group i in columns 3i..3i+2) below 2^24
-  (the 187,815 shapes of all 27,613 training games), else int32[C, Gw];
-- ``offs8``, ``offsw``: int64[G8], [Gw], the registry offsets of those groups:
-  level l > 0 of the group at offset o is the global feature o + l - 1
+Arrays (C candidates, P positions; the feature groups split by width):
+- ``records``: every candidate's levels in one record of ``width`` bits, a bitstream
+  of uint64 words (gomove.data.fields.Records, read by fields.record): first the
+  code of its combination of narrow-group levels (the groups of fewer than 256
+  levels), then every wide group's level (shapes, 3x3 patterns) in bit_length(levels)
+  bits; the narrow groups' levels are read from the code's row of ``combos``:
+- ``combos``: uint8[K, G8], each code's narrow levels, a byte a group (narrow group i
+  of the record at column i), as stored; the kernels read its transpose
+  (``Records.narrow``, uint8[G8, K]: a group's levels of all codes in one run, so a
+  level is one load, no shift; 150 KB for the full features' 8 tactical groups, which
+  stays in the cache). Codes are given in the
+  order combinations first appear (a dataset's dictionary), at most 2**CODE_BITS of
+  them: the full features' 8 tactical groups show about 18,000 combinations in 1,000
+  Tygem games, far fewer than their 624,240;
+- ``offs8``, ``offsw``: int64[G8], [Gw], the registry offsets of the narrow and wide
+  groups: level l > 0 of the group at offset o is the global feature o + l - 1
   (registry.feature_index);
 - ``pos_start``: int64[P + 1], position p's candidates are
   pos_start[p]:pos_start[p + 1];
@@ -27,36 +30,34 @@ part in registry order):
 - ``game``, ``move``: int[P], each position's game (index in the dataset) and move
   number, when the data has them (a dataset's do).
 
-``field(g)`` gives any group as (array, (column, shift, mask, bytes3)), which
-the kernels read as ``(array[c, column] >> shift) & mask``, the word at column
-being three bytes when bytes3 (fields.field_level; wide_level reads
-levw); ``level(g)`` decodes one group.
+``field(g)`` gives any group as (records, field), which the kernels read with
+fields.field_level; ``level(g)`` decodes one group.
 
-Bytes per candidate: 4 W + 2 Gw (3 Gw with 65,536 levels or more, 4 Gw with
-2^24) plus 16 per position: 6.06 with the full features (one word, one uint16
-shape group, 249 candidates per position), 7.06 with three-byte shapes,
-against 10.06 when every narrow group took a byte. The engines add their own
-state (MM's numba engine: 4 bytes per candidate, float32 strengths).
+Bytes per candidate: width / 8 plus 10 per position: with the full features a
+record is 18 code bits and 18 (187,815 shapes of all 27,613 training games) to 20
+(the large split's) shape bits, 4.5 to 4.75 bytes, against 7.06 for the bit-packed
+words and three-byte shapes before (flat version 2). The engines add their own state
+(MM's numba engine: 4 bytes per candidate, float32 strengths).
 
-A dataset's files hold packed and levw as they are here
-(gomove.data.store), so opening one costs no copy: the pages are shared by
-every process on the machine.
+A dataset's files hold the records as they are here (gomove.data.store), so
+opening one costs no copy: the pages are shared by every process on the machine.
 
-Candidate-major ([C, ...]) because FBT reads every group of the candidates of
-a randomly chosen position: one run of memory per position instead of G
-short ones. MM reads one group over all candidates; its numba engine applies
-the last update's gamma change in the same pass that gathers the next
-group's statistics (fields.mm_pass), so one pass reads each row once.
+Candidate-major because FBT reads every group of the candidates of a randomly chosen
+position: one run of memory per position instead of G short ones. MM reads one group
+over all candidates; its numba engine applies the last update's gamma change in the
+same pass that gathers the next group's statistics, so one pass reads each record once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gomove.data.fields import field_max
+from gomove.data.fields import NARROW, WIDE, Records, field_max, pack_records, width_mask
 from gomove.features.registry import GroupSpan, Registry
 
 if TYPE_CHECKING:
@@ -72,24 +73,75 @@ def level_dtype(n_levels: int) -> np.dtype:
     return np.dtype(np.int32)
 
 
-NARROW = 256  # groups of fewer levels are bit-packed into 32-bit words
-BYTES3 = 1 << 24  # wide groups of fewer levels (and 65,536 or more) take 3 bytes a level
-WORD_BITS = 32
+NARROW_LEVELS = 256  # groups of fewer levels are narrow: their combination is a code
+CODE_BITS = 18  # at most 2**18 combinations of narrow levels in one dataset
+MAX_WIDTH = 57  # bits a record: one unaligned 8-byte load holds it (fields.record_bits)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where every group's levels lie in a record (module docstring), from the groups'
+    sizes alone: narrow and wide groups (registry order), the narrow ones' bit fields in
+    a combination's words, the code's bits, each wide group's shift and bits."""
+
+    sizes: tuple[int, ...]
+    narrow: tuple[int, ...]
+    wide: tuple[int, ...]
+    n_narrow: int  # G8: the narrow groups, a combination's bytes
+    code_bits: int
+    wide_shift: tuple[int, ...]
+    wide_bits: tuple[int, ...]
+    width: int
+
+    @classmethod
+    def of(cls, sizes: Sequence[int]) -> Layout:
+        sizes = tuple(int(s) for s in sizes)
+        narrow, wide = _split(sizes)
+        combos = int(np.prod([sizes[g] + 1 for g in narrow], dtype=object)) if narrow else 1
+        code_bits = min(CODE_BITS, (combos - 1).bit_length())
+        shifts, bits = [], []
+        at = code_bits
+        for g in wide:
+            b = max(sizes[g].bit_length(), 1)
+            shifts.append(at)
+            bits.append(b)
+            at += b
+        if at > MAX_WIDTH:
+            raise ValueError(
+                f"a candidate's levels take {at} bits, more than the {MAX_WIDTH} a record "
+                f"holds: fewer or smaller wide groups ({[sizes[g] for g in wide]} levels)"
+            )
+        return cls(sizes, tuple(narrow), tuple(wide), len(narrow), code_bits,
+                   tuple(shifts), tuple(bits), at)  # fmt: skip
+
+    def field(self, g: int) -> np.ndarray:
+        """int64[4] (kind, word, shift, mask) of group g (registry order)."""
+        if g in self.narrow:
+            return np.array([NARROW, self.narrow.index(g), 0, 255], dtype=np.int64)
+        i = self.wide.index(g)
+        mask = (1 << self.wide_bits[i]) - 1
+        return np.array([WIDE, 0, self.wide_shift[i], mask], dtype=np.int64)
+
+    def bytes_per_candidate(self) -> float:
+        return self.width / 8
 
 
 class FlatData:
     """Training positions flat in memory (module docstring: the arrays).
 
-    offsets, sizes: every group's registry offset and level count, registry
-    order; registry: when loaded from a dataset (group names); min_features:
-    the least n_features a model needs for these levels (the kernels index
-    unchecked); game, move: per position, or None.
+    words: the records' bitstream (uint64, one spare word at the end); combos: the
+    codes' narrow levels (uint8[K, G8]); offsets, sizes: every group's registry
+    offset and level count, registry order; registry: when loaded from a dataset
+    (group names); min_features: the least n_features a model needs for these levels
+    (the kernels index unchecked); game, move: per position, or None; source: the
+    dataset's records.bin behind words, or None; group_max: each group's largest
+    level, when known (else read from the records).
     """
 
     def __init__(
         self,
-        packed: np.ndarray,
-        levw: np.ndarray,
+        words: np.ndarray,
+        combos: np.ndarray,
         offsets: Sequence[int],
         sizes: Sequence[int],
         pos_start: np.ndarray,
@@ -97,14 +149,18 @@ class FlatData:
         registry: Registry | None = None,
         game: np.ndarray | None = None,
         move: np.ndarray | None = None,
+        source: Path | None = None,
+        group_max: Sequence[int] | None = None,
     ) -> None:
         self.offsets = [int(o) for o in offsets]
+        self.source = source  # the records' file, when mapped from a dataset (data.chunks)
+        # read in chunks of this many positions (data.chunks; data.chunk_positions), or
+        # all at once: set by the run that trains on it
+        self.chunk_positions: int | None = None
         self.sizes = [int(s) for s in sizes]
-        narrow, wide = _split(self.sizes)
-        self.fields, n_words = pack_fields([self.sizes[g] for g in narrow])
-        self.packed, self.levw = packed, levw
-        self.offs8 = np.array([self.offsets[g] for g in narrow], dtype=np.int64)
-        self.offsw = np.array([self.offsets[g] for g in wide], dtype=np.int64)
+        self.layout = lay = Layout.of(self.sizes)
+        self.offs8 = np.array([self.offsets[g] for g in lay.narrow], dtype=np.int64)
+        self.offsw = np.array([self.offsets[g] for g in lay.wide], dtype=np.int64)
         self.pos_start = np.ascontiguousarray(pos_start, dtype=np.int64)
         self.winner = np.ascontiguousarray(winner, dtype=np.int64)
         self.registry = registry
@@ -115,24 +171,60 @@ class FlatData:
         if self.n_positions and (counts.min() < 1 or (self.winner >= counts).any()):
             raise ValueError("every position needs a candidate and its winner among them")
         self.max_cands = int(counts.max()) if self.n_positions else 1
-        if packed.dtype != np.uint32 or packed.shape != (self.n_candidates, n_words):
-            raise ValueError(f"packed: want uint32 [{self.n_candidates}, {n_words}]")
-        self.bytes3 = levw.dtype == np.uint8
-        width = len(wide) * (3 if self.bytes3 else 1)
-        if levw.shape != (self.n_candidates, width):
-            raise ValueError(f"levw: want [{self.n_candidates}, {width}]")
-        for a in (packed, levw):
-            if not a.flags.c_contiguous:
-                raise ValueError("levels must be C-contiguous")
+        if words.dtype != np.uint64 or words.ndim != 1:
+            raise ValueError("records: want a uint64 bitstream")
+        want = record_words(self.n_candidates, lay.width)
+        if len(words) < want:
+            raise ValueError(f"records: {len(words)} words, want {want}")
+        combos = np.asarray(combos, dtype=np.uint8).reshape(-1, max(lay.n_narrow, 1))
+        if not len(combos):  # no narrow group, or no candidate: code 0 reads zeros
+            combos = np.zeros((1, max(lay.n_narrow, 1)), dtype=np.uint8)
+        self.combos = combos
+        self.records = Records(
+            words, lay.width, width_mask(lay.width), np.ascontiguousarray(combos.T),
+            (1 << lay.code_bits) - 1,
+        )  # fmt: skip
         if len(self.offsets) and min(self.offsets) < 1:
             raise ValueError("group offsets must be >= 1 (0 is the none index)")
-        self._where = {g: (packed, np.append(self.fields[i], 0)) for i, g in enumerate(narrow)}
-        for i, g in enumerate(wide):
-            wide_field = [3 * i, 0, BYTES3 - 1, 1] if self.bytes3 else [i, 0, _dtype_mask(levw), 0]
-            self._where[g] = (levw, np.array(wide_field, dtype=np.int64))
+        self._fields = [lay.field(g) for g in range(len(self.sizes))]
+        # every narrow and every wide group's field, as the kernels that read all take them
+        self.narrow_read = _stack([self._fields[g] for g in lay.narrow])
+        self.wide_read = _stack([self._fields[g] for g in lay.wide])
         # the kernels index the table unchecked: every global index must be < n_features
-        tops = [o + field_max(*self.field(g)) for g, o in enumerate(self.offsets)]
-        self.min_features = max([1, *tops])
+        # (group_max: each group's largest level when known, as a dataset records it;
+        # else read from the records, one pass)
+        self.tops = (
+            [int(m) for m in group_max]
+            if group_max is not None
+            else [self.group_max(g) for g in range(len(self.sizes))]
+        )
+        self.min_features = max([1, *(o + m for o, m in zip(self.offsets, self.tops, strict=True))])
+
+    def head(self, n_positions: int) -> FlatData:
+        """The first n_positions positions, the same arrays (no copy)."""
+        n = min(n_positions, self.n_positions)
+        out = FlatData(
+            self.words, self.combos, self.offsets, self.sizes, self.pos_start[: n + 1],
+            self.winner[:n], self.registry,
+            None if self.game is None else self.game[:n],
+            None if self.move is None else self.move[:n], self.source, self.tops,
+        )  # fmt: skip
+        out.chunk_positions = self.chunk_positions
+        return out
+
+    @property
+    def words(self) -> np.ndarray:
+        return self.records.words
+
+    def level_of_codes(self, g: int) -> np.ndarray:
+        """int64[K]: narrow group g's level in each code's combination."""
+        return self.combos[:, self.layout.narrow.index(g)].astype(np.int64)
+
+    def group_max(self, g: int) -> int:
+        """The largest level of group g over the candidates."""
+        if g in self.layout.narrow:  # the combinations hold them all
+            return int(self.level_of_codes(g).max(initial=0))
+        return int(field_max(self.records, self._fields[g], self.n_candidates))
 
     @classmethod
     def from_levels(
@@ -145,12 +237,12 @@ class FlatData:
         registry: Registry | None = None,
     ) -> FlatData:
         """From one level array[C] per group (registry order), their offsets and sizes."""
-        c = len(levels[0]) if len(levels) else int(pos_start[-1])
-        packed, levw = empty_levels(c, sizes)
-        put = level_putter(packed, levw, sizes)
-        for g, lv in enumerate(levels):
-            put(g, slice(0, c), lv)
-        return cls(packed, levw, offsets, sizes, pos_start, winner, registry)
+        lay = Layout.of(sizes)
+        dictionary = Dictionary(lay)
+        recs = records(local_records(lay, levels), dictionary)
+        words, carry, bits = pack_records(recs, lay.width, np.uint64(0), 0)
+        words = np.concatenate([words, finish_words(carry, bits)])
+        return cls(words, dictionary.combo_rows(), offsets, sizes, pos_start, winner, registry)
 
     @classmethod
     def from_batches(cls, batches: Iterable[Batch], groups: Sequence[GroupSpan]) -> FlatData:
@@ -190,39 +282,45 @@ class FlatData:
         # each real slot's candidate row: its position's start plus its column
         rows = (start[:, None] + np.arange(m)[None, :])[mask]
         feat = np.zeros((len(positions), m, len(self.sizes)), dtype=np.int64)
+        recs = read_records(self.records, rows)
         for g, off in enumerate(self.offsets):
-            lv = self.level(g, rows).astype(np.int64)
+            lv = self._decode(g, recs).astype(np.int64)
             feat[:, :, g][mask] = np.where(lv > 0, off + lv - 1, 0)
         return feat, mask
 
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.packed, self.levw, self.pos_start, self.winner))
+        return sum(a.nbytes for a in (self.words, self.combos, self.pos_start, self.winner))
 
-    def field(self, g: int) -> tuple[np.ndarray, np.ndarray]:
-        """Group g (registry order) as the kernels read it: (array [C, n], int64
-        (column, shift, mask, bytes3)), its level ``(array[c, column] >> shift) &
-        mask``, array[c, column] three little-endian bytes when bytes3."""
-        return self._where[g]
+    def field(self, g: int) -> tuple[Records, np.ndarray]:
+        """Group g (registry order) as the kernels read it: (records, int64 field),
+        its level fields.field_level(records, field, c)."""
+        return self.records, self._fields[g]
 
     def level(self, g: int, rows: slice | np.ndarray | None = None) -> np.ndarray:
         """The levels of group g (registry order) of candidates rows (all by default),
         decoded into the narrowest type that holds the group."""
-        arr, (col, shift, mask, bytes3) = self.field(g)
-        sel = slice(None) if rows is None else rows
-        words = arr[sel, col].astype(np.int64)
-        if bytes3:
-            words |= (arr[sel, col + 1].astype(np.int64) << 8) | (
-                arr[sel, col + 2].astype(np.int64) << 16
-            )
-        return ((words >> shift) & mask).astype(level_dtype(self.sizes[g]))
+        if rows is None:
+            rows = slice(0, self.n_candidates)
+        if isinstance(rows, slice):
+            rows = np.arange(*rows.indices(self.n_candidates), dtype=np.int64)
+        return self._decode(g, read_records(self.records, np.asarray(rows, dtype=np.int64)))
+
+    def _decode(self, g: int, recs: np.ndarray) -> np.ndarray:
+        """Group g's levels of records (uint64[n], read_records)."""
+        kind, w, shift, mask = (int(x) for x in self._fields[g])
+        if kind == NARROW:
+            code = (recs & np.uint64(self.records.code_mask)).astype(np.int64)
+            recs = self.combos[code, w].astype(np.uint64)
+        levels = (recs >> np.uint64(shift)) & np.uint64(mask)
+        return levels.astype(level_dtype(self.sizes[g]))
 
     def expert_candidates(self) -> np.ndarray:
         """int64[P]: each position's expert move as a flat candidate index."""
         return self.pos_start[:-1] + self.winner
 
     def narrow_wide(self) -> tuple[list[int], list[int]]:
-        """The groups (registry order) whose levels are packed, and those in levw."""
-        return _split(self.sizes)
+        """The narrow groups (registry order), read from the combinations, and the wide ones."""
+        return list(self.layout.narrow), list(self.layout.wide)
 
     def group_spans(self) -> list[GroupSpan]:
         """(name, offset, size) of every group, registry order (names g0, g1... without one)."""
@@ -232,84 +330,110 @@ class FlatData:
         return [GroupSpan(f"g{g}", o, s) for g, (o, s) in enumerate(spans)]
 
 
-def pack_fields(sizes: Sequence[int]) -> tuple[np.ndarray, int]:
-    """int64[G, 3] (word, shift, mask) of groups of these sizes (levels 0..size, each
-    in one word, first fit in order) and the number of 32-bit words they take."""
-    fields = np.zeros((len(sizes), 3), dtype=np.int64)
-    used: list[int] = []  # bits taken in each word
-    for i, size in enumerate(sizes):
-        bits = max(int(size).bit_length(), 1)
-        if bits > WORD_BITS:
-            raise ValueError(f"a group of {size} levels does not fit a {WORD_BITS}-bit word")
-        w = next((w for w, u in enumerate(used) if u + bits <= WORD_BITS), len(used))
-        if w == len(used):
-            used.append(0)
-        fields[i] = (w, used[w], (1 << bits) - 1)
-        used[w] += bits
-    return fields, len(used)
+def record_words(n_candidates: int, width: int) -> int:
+    """Words a bitstream of n records of width bits takes, the spare word included."""
+    return -(-n_candidates * width // 64) + 1
+
+
+def read_records(r: Records, rows: np.ndarray) -> np.ndarray:
+    """uint64[n]: the records of candidates rows (numpy, vectorized fields.record)."""
+    bit = rows.astype(np.uint64) * np.uint64(r.width)
+    w = (bit >> np.uint64(6)).astype(np.int64)
+    s = bit & np.uint64(63)
+    lo = r.words[w] >> s
+    spill = (s + np.uint64(r.width)) > np.uint64(64)
+    if spill.any():
+        hi = r.words[w[spill] + 1] << (np.uint64(64) - s[spill])
+        lo[spill] |= hi
+    return lo & r.mask
+
+
+def finish_words(carry: np.uint64, carry_bits: int) -> np.ndarray:
+    """The last words of a bitstream: the carry's partial word (when it holds bits) and the
+    spare zero word every stream ends with."""
+    last = [carry] if carry_bits else []
+    return np.array([*last, 0], dtype=np.uint64)
+
+
+class Dictionary:
+    """A dataset's codes of narrow combinations, kept across its chunks: a combination
+    (one row of uint8[G8] levels) gets the next code the first time it appears, so the
+    codes follow the order the chunks are written in (gomove.data.store)."""
+
+    def __init__(self, layout: Layout, combos: np.ndarray | None = None) -> None:
+        self.layout = layout
+        self.codes: dict[bytes, int] = {}
+        self.rows: list[np.ndarray] = []
+        if combos is not None:
+            self.codes_of(np.asarray(combos, dtype=np.uint8).reshape(-1, layout.n_narrow))
+
+    def codes_of(self, combos: np.ndarray) -> np.ndarray:
+        """uint64[k]: the codes of k combinations (uint8[k, G8]), new ones given codes."""
+        out = np.empty(len(combos), dtype=np.uint64)
+        limit = 1 << self.layout.code_bits
+        for j, row in enumerate(combos):
+            key = row.tobytes()
+            code = self.codes.get(key)
+            if code is None:
+                code = len(self.rows)
+                if code >= limit:
+                    raise ValueError(
+                        f"more than {limit} combinations of the narrow groups' levels: "
+                        "the dataset's dictionary is full"
+                    )
+                self.codes[key] = code
+                self.rows.append(row.copy())
+            out[j] = code
+        return out
+
+    def combo_rows(self, start: int = 0) -> np.ndarray:
+        """uint8[K - start, G8]: the combinations of codes start.. (all by default)."""
+        rows = self.rows[start:]
+        if not rows:
+            return np.zeros((0, self.layout.n_narrow), dtype=np.uint8)
+        return np.stack(rows)
+
+
+def local_records(layout: Layout, levels: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """One chunk's records without the dictionary (a worker's part of the encoding):
+    ``combos`` uint8[k, G8] the chunk's distinct narrow combinations, ``code`` int64[C]
+    each candidate's index among them, ``wide`` uint64[C] its record's wide levels
+    (``records`` adds the dictionary's codes). A level above its group's size is
+    refused, since the record would silently cut it."""
+    n = len(levels[0]) if len(levels) else 0
+    for g, lv in enumerate(levels):
+        if len(lv) and (int(np.max(lv)) > layout.sizes[g] or int(np.min(lv)) < 0):
+            raise ValueError(
+                f"group {g}: levels in [{int(np.min(lv))}, {int(np.max(lv))}], "
+                f"the group has {layout.sizes[g]}"
+            )
+    wide = np.zeros(n, dtype=np.uint64)
+    for i, g in enumerate(layout.wide):
+        wide |= np.asarray(levels[g]).astype(np.uint64) << np.uint64(layout.wide_shift[i])
+    rows = np.zeros((n, layout.n_narrow), dtype=np.uint8)
+    for i, g in enumerate(layout.narrow):
+        rows[:, i] = levels[g]
+    if not layout.narrow:
+        return {"combos": rows[:0], "code": np.zeros(n, np.int64), "wide": wide}
+    keys = rows.view(np.dtype((np.void, layout.n_narrow))).reshape(n)
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    combos = np.frombuffer(uniq.tobytes(), dtype=np.uint8).reshape(-1, layout.n_narrow)
+    return {"combos": combos, "code": inverse.reshape(-1).astype(np.int64), "wide": wide}
+
+
+def records(local: dict[str, np.ndarray], dictionary: Dictionary) -> np.ndarray:
+    """uint64[C]: a chunk's records (local_records) with the dictionary's codes."""
+    if not dictionary.layout.narrow:
+        return local["wide"]
+    return local["wide"] | dictionary.codes_of(local["combos"])[local["code"]]
+
+
+def _stack(fields: list[np.ndarray]) -> np.ndarray:
+    """int64[n, 4]: fields (int64[4] each) as rows."""
+    return np.array(fields, dtype=np.int64).reshape(-1, 4)
 
 
 def _split(sizes: Sequence[int]) -> tuple[list[int], list[int]]:
-    """The groups packed (fewer than NARROW levels) and those in levw, registry order."""
-    narrow = [g for g, s in enumerate(sizes) if s < NARROW]
-    return narrow, [g for g, s in enumerate(sizes) if s >= NARROW]
-
-
-def _dtype_mask(levw: np.ndarray) -> int:
-    """All the value bits of an unsigned or non-negative level type."""
-    return int(np.iinfo(levw.dtype).max)
-
-
-def _wide_layout(sizes: Sequence[int]) -> tuple[np.dtype, int]:
-    """levw's dtype and columns a group for wide groups of these sizes (module docstring)."""
-    top = max(sizes, default=0)
-    if 65536 <= top < BYTES3:
-        return np.dtype(np.uint8), 3
-    return level_dtype(top), 1
-
-
-def level_shapes(n_candidates: int, sizes: Sequence[int]) -> dict[str, tuple[np.dtype, tuple]]:
-    """dtype and shape of packed and levw for groups of these sizes."""
-    narrow, wide = _split(sizes)
-    _, n_words = pack_fields([sizes[g] for g in narrow])
-    wide_dtype, per_group = _wide_layout([sizes[g] for g in wide])
-    return {
-        "packed": (np.dtype(np.uint32), (n_candidates, n_words)),
-        "levw": (wide_dtype, (n_candidates, per_group * len(wide))),
-    }
-
-
-def empty_levels(n_candidates: int, sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """packed (zeroed) and levw (uninitialized) for groups of these sizes."""
-    shapes = level_shapes(n_candidates, sizes)
-    packed = np.zeros(shapes["packed"][1], dtype=shapes["packed"][0])
-    levw = np.empty(shapes["levw"][1], dtype=shapes["levw"][0])
-    return packed, levw
-
-
-def level_putter(
-    packed: np.ndarray, levw: np.ndarray, sizes: Sequence[int]
-) -> Callable[[int, slice, np.ndarray], None]:
-    """put(g, rows, levels): write group g's levels of candidates rows into packed or
-    levw (packed words of rows must start zeroed); a level above the group's size is
-    refused, since packing would silently cut it."""
-    narrow, wide = _split(sizes)
-    fields, _ = pack_fields([sizes[g] for g in narrow])
-    where = {g: ("p", i) for i, g in enumerate(narrow)} | {g: ("w", i) for i, g in enumerate(wide)}
-
-    def put(g: int, rows: slice, lv: np.ndarray) -> None:
-        if len(lv) and (int(lv.max()) > sizes[g] or int(lv.min()) < 0):
-            raise ValueError(
-                f"group {g}: levels in [{int(lv.min())}, {int(lv.max())}], the group has {sizes[g]}"
-            )
-        kind, i = where[g]
-        if kind == "w" and levw.dtype == np.uint8:  # three little-endian bytes
-            for b in range(3):
-                levw[rows, 3 * i + b] = (lv >> (8 * b)) & 0xFF
-        elif kind == "w":
-            levw[rows, i] = lv
-        else:
-            w, shift, _ = fields[i]
-            packed[rows, w] |= lv.astype(np.uint32) << np.uint32(shift)
-
-    return put
+    """The narrow groups (fewer than NARROW_LEVELS levels) and the wide ones, registry order."""
+    narrow = [g for g, s in enumerate(sizes) if s < NARROW_LEVELS]
+    return narrow, [g for g, s in enumerate(sizes) if s >= NARROW_LEVELS]

@@ -2,21 +2,27 @@
 
 One folder per dataset, ``<cache_dir>/<kind>-<key>/``, one raw little-endian file per
 array, rows appended a chunk of games at a time in game order:
-- ``packed.bin``, ``levw.bin``: every candidate's levels as FlatData holds them
-  (gomove.data.flat: bit-packed words, then the wide groups in 2 or 3 bytes);
+- ``records.bin`` uint64: every candidate's record as FlatData holds it (gomove.data.flat:
+  the code of its narrow levels' combination, then its wide levels, ``width`` bits a
+  candidate, back to back in a bitstream), whole words only while extracting (the
+  bits of a last partial word wait in progress.json), the partial word and a spare
+  zero word written when the dataset is finished;
+- ``combos.bin`` uint8[K, G8]: the dictionary, each code's narrow levels a byte a group,
+  rows appended as new combinations appear;
 - ``n_cand.bin`` uint16[P]: the candidates of each position (pos_start is their
   running sum, built when opened);
 - ``winner.bin`` uint16[P]: the expert's candidate within its position;
 - ``game.bin`` int32[P], ``move.bin`` int16[P]: the game (index in the dataset) and
   move number (0 = the first) of each position, for per-phase statistics.
 
-Bytes: 4 W + 2 (or 3) per wide group per candidate, plus 10 per position: 7.1 a
-candidate for the full features of all training games, three-byte shapes.
+Bytes: width / 8 a candidate, plus 10 per position and the dictionary: 4.54 a
+candidate for the full features of all standard training games (36-bit records).
 
 Two JSON sidecars, each written atomically:
 - ``progress.json`` while extracting: the chunks committed, each file's committed
-  length and CRC-32. Bytes past a committed length (a run killed mid-chunk, a
-  full disk) are cut off when the next run resumes; nothing uncommitted is read.
+  length and CRC-32, and the carry (the records' bits not yet in a whole word). Bytes
+  past a committed length (a run killed mid-chunk, a full disk) are cut off when the
+  next run resumes; nothing uncommitted is read.
 - ``dataset.json``, written last, marks the folder finished: the registry, counts,
   reading statistics, and each file's length and CRC-32, checked every time the
   dataset is opened (verify_files): a flipped byte is found, never trained on.
@@ -39,16 +45,17 @@ from pathlib import Path
 import numpy as np
 
 from gomove.atomic import atomic_write_json
-from gomove.data.flat import empty_levels, level_putter, level_shapes
+from gomove.data.fields import pack_records
+from gomove.data.flat import Dictionary, Layout, finish_words, local_records, records
 
-FORMAT_VERSION = 2  # 1: npz shards
+FORMAT_VERSION = 3  # 2: bit-packed words and 2- or 3-byte wide levels; 1: npz shards
 POSITION_FILES = {
     "n_cand": np.dtype("<u2"),
     "winner": np.dtype("<u2"),
     "game": np.dtype("<i4"),
     "move": np.dtype("<i2"),
 }
-LEVEL_FILES = ("packed", "levw")
+LEVEL_FILES = ("records", "combos")
 BLOCK = 1 << 26  # bytes read at a time when checking a file
 
 
@@ -58,27 +65,26 @@ class CorruptCache(ValueError):
 
 def file_layout(sizes: Sequence[int]) -> dict[str, tuple[np.dtype, int]]:
     """Every file's (dtype, columns) for feature groups of these sizes."""
-    shapes = level_shapes(0, sizes)
-    layout = {n: (shapes[n][0], shapes[n][1][1]) for n in LEVEL_FILES}
+    narrow = Layout.of(sizes).n_narrow
+    layout = {"records": (np.dtype("<u8"), 1), "combos": (np.dtype("u1"), narrow)}
     return layout | {n: (d, 1) for n, d in POSITION_FILES.items()}
 
 
-def encode_chunk(
+def chunk_rows(
     parts: Sequence[dict], game_ids: Sequence[int], group_names: Sequence[str], sizes: Sequence[int]
 ) -> dict[str, np.ndarray]:
-    """The rows of the files for the games parts (FeatureExtractor.game outputs) whose
-    dataset indices are game_ids."""
-    n = sum(len(p["cand"]) for p in parts)
-    packed, levw = empty_levels(n, sizes)
-    put = level_putter(packed, levw, sizes)
-    for g, name in enumerate(group_names):
-        put(g, slice(0, n), np.concatenate([p["columns"][name] for p in parts] or [[]]))
+    """A chunk's rows for the files, before the dictionary (a worker's part): the games
+    parts (FeatureExtractor.game outputs) whose dataset indices are game_ids, their
+    records as flat.local_records gives them (``combos``, ``code``, ``wide``) and the
+    position files' rows."""
+    lay = Layout.of(sizes)
+    levels = [np.concatenate([p["columns"][name] for p in parts] or [[]]) for name in group_names]
     counts = np.concatenate([p["n_cand"] for p in parts] or [[]])
     if len(counts) and counts.max() > np.iinfo(np.uint16).max:
         raise ValueError(f"a position has {counts.max()} candidates")
-    rows = {
-        "packed": packed,
-        "levw": levw,
+    top = np.array([int(np.max(lv, initial=0)) for lv in levels], dtype=np.int64)
+    rows = local_records(lay, levels) | {
+        "group_max": top,
         "n_cand": counts,
         "winner": np.concatenate([p["winner"] for p in parts] or [[]]),
         "game": np.concatenate(
@@ -92,13 +98,23 @@ def encode_chunk(
 class Appender:
     """Appends chunks to a dataset's files and commits them (module docstring).
 
-    committed: a progress.json's ``files`` ({name: [bytes, crc32]}) to resume from:
-    each file is cut back to its committed length; None starts the files anew.
+    committed: a progress.json's ``files`` ({name: [bytes, crc32]}) and ``carry``
+    ([bits value, bit count]) to resume from: each file is cut back to its committed
+    length, the dictionary read back from combos.bin; None starts the files anew.
     """
 
-    def __init__(self, folder: Path, names: Sequence[str], committed: dict | None = None):
+    def __init__(
+        self,
+        folder: Path,
+        sizes: Sequence[int],
+        committed: dict | None = None,
+        carry: Sequence[int] | None = None,
+    ):
         self.folder = folder
+        self.layout = Layout.of(sizes)
+        names = list(file_layout(sizes))
         self.state = {n: [0, 0] for n in names} if committed is None else committed
+        self.carry = (np.uint64(int(carry[0])), int(carry[1])) if carry else (np.uint64(0), 0)
         self.files = {}
         for n in names:
             f = open(folder / f"{n}.bin", "r+b" if committed else "wb")  # noqa: SIM115
@@ -109,13 +125,34 @@ class Appender:
                 f.truncate(self.state[n][0])
                 f.seek(self.state[n][0])
             self.files[n] = f
+        combos = None
+        if committed:
+            count = self.state["combos"][0]
+            combos = np.fromfile(folder / "combos.bin", dtype="u1", count=count)
+        self.dictionary = Dictionary(self.layout, combos)
+
+    def _write(self, name: str, array: np.ndarray) -> None:
+        data = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        self.files[name].write(data)
+        self.state[name][0] += data.nbytes
+        self.state[name][1] = zlib.crc32(data, self.state[name][1])
 
     def append(self, rows: dict[str, np.ndarray]) -> None:
-        for n, f in self.files.items():
-            data = np.ascontiguousarray(rows[n]).reshape(-1).view(np.uint8)
-            f.write(data)
-            self.state[n][0] += data.nbytes
-            self.state[n][1] = zlib.crc32(data, self.state[n][1])
+        """A chunk's rows (chunk_rows): its codes from the dictionary, its records packed
+        after the carry, new combinations and the position rows appended."""
+        known = len(self.dictionary.rows)
+        recs = records(rows, self.dictionary)
+        words, value, bits = pack_records(recs, self.layout.width, *self.carry)
+        self.carry = (value, bits)
+        self._write("records", words)
+        self._write("combos", self.dictionary.combo_rows(known))
+        for n in POSITION_FILES:
+            self._write(n, rows[n])
+
+    def finish(self) -> None:
+        """The records' last partial word and the spare word: the files are whole."""
+        self._write("records", finish_words(*self.carry))
+        self.carry = (np.uint64(0), 0)
 
     def commit(self) -> dict:
         """Flush and sync the files; the state a progress.json records for them."""
@@ -123,6 +160,10 @@ class Appender:
             f.flush()
             os.fsync(f.fileno())
         return {n: list(v) for n, v in self.state.items()}
+
+    def carry_state(self) -> list[int]:
+        """[bits value, bit count] of the carry, for progress.json."""
+        return [int(self.carry[0]), int(self.carry[1])]
 
     def close(self) -> None:
         for f in self.files.values():
@@ -163,17 +204,18 @@ def map_files(
     folder: Path, sizes: Sequence[int], files: dict, n_candidates: int
 ) -> dict[str, np.ndarray]:
     """Every file of a finished dataset memory-mapped read-only (files: {name: [bytes,
-    crc32]}, the groups' sizes give the dtypes and widths)."""
+    crc32]}, the groups' sizes give the dtypes and widths); the dictionary read."""
     out = {}
     for name, (dtype, cols) in file_layout(sizes).items():
         length = files[name][0]
-        rows = length // (dtype.itemsize * cols) if cols else n_candidates
-        shape = (rows, cols) if name in LEVEL_FILES else (rows,)
-        out[name] = (
-            np.memmap(folder / f"{name}.bin", dtype=dtype, mode="r", shape=shape)
-            if length
-            else np.zeros(shape, dtype=dtype)
-        )
+        rows = length // (dtype.itemsize * max(cols, 1))
+        shape = (rows, cols) if name == "combos" else (rows,)
+        if name == "combos":
+            out[name] = np.fromfile(folder / "combos.bin", dtype=dtype).reshape(shape)
+        elif length:
+            out[name] = np.memmap(folder / f"{name}.bin", dtype=dtype, mode="r", shape=shape)
+        else:
+            out[name] = np.zeros(shape, dtype=dtype)
     return out
 
 

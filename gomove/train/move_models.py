@@ -171,7 +171,7 @@ def _run(
     data_seconds = time.perf_counter() - t_data
     reg = data.extractor.registry
     bs = cfg.data.batch_size
-    train_data = train_data_of(model_cfg, data.train, bs)
+    train_data = train_data_of(model_cfg, data.train, bs, cfg.data.chunk_positions)
     # cut from the memory-mapped layout at each validation (no copy held)
     val_loader = scoring_batches(data.val, bs, device) if data.val else None
     validate = validator(val_loader, device) if val_loader is not None else None
@@ -242,12 +242,16 @@ def _run(
     return metrics
 
 
-def train_data_of(cfg: MoveModelConfig, ds: Dataset, batch_size: int) -> FlatData | BatchLoader:
+def train_data_of(
+    cfg: MoveModelConfig, ds: Dataset, batch_size: int, chunk_positions: int | None = None
+) -> FlatData | BatchLoader:
     """What ``fit`` trains on: ds in the flat layout (``cfg.flat``; every trainer has
-    engines over it on every device, the rankers' run on the CPU), or padded batches
-    of batch_size positions cut from it."""
+    engines over it on every device, the rankers' run on the CPU), read in chunks of
+    chunk_positions positions when given (gomove.data.chunks), or padded batches of
+    batch_size positions cut from it."""
     if cfg.flat:
         data = ds.flat()
+        data.chunk_positions = chunk_positions
         log.info("training set: %.2f GB, memory-mapped", data.nbytes() / 1e9)
         return data
     return BatchLoader(ds, batch_size=batch_size)

@@ -60,6 +60,10 @@ class DataConfig:
     shard_games: int = 100  # games a chunk of extraction: what a killed one resumes after
     batch_size: int = 512
     workers: int | None = None  # extraction processes (None: all cores)
+    # read the training data in chunks of this many positions, for data larger than
+    # memory (gomove.data.chunks): MM's streaming engine, FBT/LFR epochs chunk by chunk;
+    # None: all of it mapped at once, as it fits
+    chunk_positions: int | None = None
 
 
 @dataclass
@@ -155,6 +159,12 @@ class MMConfig(EngineConfig):
     prior_wins: the prior's virtual wins of every gamma, and as many losses, against
         gamma 1 (gomove.train.mm.loop.log_prior; Coulom's 1). More hold rarely seen
         patterns nearer 1, or with ``features.shapes=all`` nearer their parents.
+    warm_positions: with data read in chunks (``data.chunk_positions``, the streaming
+        engine, a pass a group update over all the data), first fit MM to convergence
+        on this many of the first training positions held in memory (the cached
+        engine, several times faster a pass), then go on from those gammas over all
+        the data: the same fixed point, reached in fewer passes over the disk. None:
+        from gamma = 1.
     engine, calibrate, calibrate_by: EngineConfig's (engines: gomove.train.mm.compiled,
         gomove.train.mm.tensor).
     """
@@ -166,9 +176,12 @@ class MMConfig(EngineConfig):
     order: str = "size"
     team_dtype: str = "float32"
     prior_wins: float = 1.0
+    warm_positions: int | None = None
 
     def validate(self) -> None:
         super().validate()
+        if self.warm_positions is not None and self.warm_positions < 1:
+            raise ValueError(f"warm_positions must be >= 1 or null, not {self.warm_positions}")
         if not self.prior_wins > 0:
             raise ValueError(f"prior_wins must be positive, not {self.prior_wins}")
         if self.schedule not in MM_SCHEDULES:

@@ -11,6 +11,7 @@ flat layout, any device).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,7 +24,7 @@ from gomove.models.mm import BradleyTerry
 from gomove.train.context import TrainContext
 from gomove.train.mm.chain import ChainPasses
 from gomove.train.mm.distributed import distributed_mm
-from gomove.train.mm.loop import MMPasses, fit_gammas
+from gomove.train.mm.loop import MMPasses, Stages, fit_gammas
 from gomove.train.mm.padded import PaddedMM
 from gomove.train.mm.tensor import flat_mm
 from gomove.train.monitor import report_row
@@ -51,15 +52,16 @@ def train_mm(
     """
     torch.manual_seed(cfg.seed)
     device, groups, hierarchy = ctx.device, ctx.groups, ctx.hierarchy
-    if isinstance(data, FlatData):
-        passes = flat_mm(data, device, cfg.team_dtype, cfg.engine)
-    elif isinstance(data, MMPasses):
-        passes = data
-    else:
-        passes = PaddedMM(data, device, groups)
-    passes = distributed_mm(passes, ctx.world)
+    # with the data read in chunks, first MM in memory on its first positions (a stage
+    # of the train state of its own)
+    stages = Stages(ctx.checkpoint)
+    start, warm = None, None
+    if isinstance(data, FlatData) and cfg.warm_positions and data.chunk_positions is not None:
+        if data.n_positions > cfg.warm_positions:
+            start, warm = _warm_start(cfg, data, ctx, stages)
+    passes = _engine(cfg, data, ctx)
     if hierarchy is not None:
-        passes, groups = ChainPasses(passes, hierarchy), list(hierarchy.groups)
+        groups = list(hierarchy.groups)
     model = BradleyTerry(ctx.n_features).to(device)
 
     def effective(log_gamma: np.ndarray) -> torch.Tensor:
@@ -72,10 +74,57 @@ def train_mm(
 
     log_gamma, history = fit_gammas(
         passes, ctx.n_features, groups, cfg, report, progress=ctx.progress,
-        checkpoint=ctx.checkpoint,
+        checkpoint=stages.stage(None), start=start,
     )  # fmt: skip
+    if warm is not None:
+        history[0]["warm"] = warm
     model.log_gamma = effective(log_gamma)
     return model, history
+
+
+def _engine(
+    cfg: MMConfig, data: FlatData | Iterable[Batch] | MMPasses, ctx: TrainContext
+) -> MMPasses:
+    """The MM passes over data (train_mm's docstring), summed over ranks and over each
+    candidate's chain of patterns (ctx.hierarchy) where those apply."""
+    if isinstance(data, FlatData):
+        passes: MMPasses = flat_mm(data, ctx.device, cfg.team_dtype, cfg.engine)
+    elif isinstance(data, MMPasses):
+        passes = data
+    else:
+        passes = PaddedMM(data, ctx.device, ctx.groups)
+    passes = distributed_mm(passes, ctx.world)
+    return passes if ctx.hierarchy is None else ChainPasses(passes, ctx.hierarchy)
+
+
+def _warm_start(
+    cfg: MMConfig, data: FlatData, ctx: TrainContext, stages: Stages
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """MM to convergence on the first cfg.warm_positions positions, held in memory (the
+    cached engine): its log-gammas, raw as the main stage trains them, and a summary of
+    the stage (its iterations, positions, seconds). Kept in the train state once done,
+    so a resumed run does not fit it again."""
+    done = stages.done("warm")
+    if done is not None:
+        return np.asarray(done["log_gamma"]), done["summary"]
+    t0 = time.perf_counter()
+    head = data.head(cfg.warm_positions)
+    head.chunk_positions = None  # in memory
+    passes = _engine(cfg, head, ctx)
+    groups = ctx.groups if ctx.hierarchy is None else list(ctx.hierarchy.groups)
+    log.info("MM: a warm start on the first %d positions, in memory", head.n_positions)
+    log_gamma, rows = fit_gammas(
+        passes, ctx.n_features, groups, cfg, progress=ctx.progress,
+        checkpoint=stages.stage("warm"),
+    )  # fmt: skip
+    summary = {
+        "positions": head.n_positions,
+        "iterations": len(rows) - 1,
+        "log_likelihood": rows[-1]["log_likelihood"],
+        "seconds": time.perf_counter() - t0,
+    }
+    stages.finish("warm", {"log_gamma": log_gamma, "summary": summary})
+    return log_gamma, summary
 
 
 MM_SCALARS = (

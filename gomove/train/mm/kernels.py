@@ -21,7 +21,18 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from gomove.data.fields import field_level
+from gomove.data.fields import (
+    NARROW,
+    Records,
+    field_level,
+    held,
+    narrow_level,
+    plain,
+    record,
+    record_bits,
+    record_level,
+    wide_level,
+)
 
 # A sum of strengths or a level's sum in a pass is a chain of float adds, each
 # waiting for the last (4 cycles and more): kept in 4 running sums (candidate c
@@ -49,8 +60,8 @@ class Positions(NamedTuple):
 class Group(NamedTuple):
     """A group's levels as fields.field_level reads them (flat.FlatData.field)."""
 
-    arr: np.ndarray  # [C, n] the packed words or the wide levels
-    field: np.ndarray  # int64[4] (column, shift, mask, bytes3)
+    arr: Records  # every candidate's record
+    field: np.ndarray  # int64[4] (kind, word, shift, mask)
 
 
 class Entries(NamedTuple):
@@ -85,28 +96,71 @@ def strength_sum(team: np.ndarray, lo: int, hi: int) -> float:
     return (s0 + s1) + (s2 + s3)
 
 
+@njit(cache=True)
+def keyed_factor(arr: tuple, field: tuple, factor: np.ndarray) -> tuple:
+    """(table, shift, mask): factor[level] of a candidate is table[(rec >> shift) & mask]
+    of its record rec (fields.record_bits). A wide group's level is that key, so the
+    table is factor; a narrow group's level is looked up by the record's code, so the
+    table is factor composed with the code's level, one float a code: one lookup a
+    candidate instead of two, the same float."""
+    if field[0] == NARROW:
+        levels = arr[3][field[1]]
+        table = np.empty(levels.shape[0])
+        for k in range(levels.shape[0]):
+            table[k] = factor[levels[k]]
+        return table, np.uint64(0), np.uint64(arr[4])
+    return np.ascontiguousarray(factor), np.uint64(field[2]), np.uint64(field[3])
+
+
 @njit(cache=True, inline="always")
-def scale_sum(
-    team: np.ndarray, lo: int, hi: int, arr: np.ndarray, field: np.ndarray, factor: np.ndarray
-) -> float:
-    """team[c] *= factor[level] for c in lo..hi-1, and their new sum as strength_sum
-    sums it (the same lanes, the same bits). Scaling and summing in one loop rather
-    than scaling and calling strength_sum: the two loops made the passes that fold
-    in a change about 4% slower."""
+def scale_sum(team: np.ndarray, lo: int, hi: int, arr: tuple, key: tuple) -> float:
+    """team[c] *= factor[level] for c in lo..hi-1 (key: keyed_factor's), and their new
+    sum as strength_sum sums it (the same lanes, the same bits). Scaling and summing in
+    one loop rather than scaling and calling strength_sum: the two loops made the
+    passes that fold in a change about 4% slower."""
+    table, shift, mask = key
     s0 = s1 = s2 = s3 = 0.0
     c = lo
     while c + 3 < hi:
-        team[c] = team[c] * factor[field_level(arr, field, c)]
-        team[c + 1] = team[c + 1] * factor[field_level(arr, field, c + 1)]
-        team[c + 2] = team[c + 2] * factor[field_level(arr, field, c + 2)]
-        team[c + 3] = team[c + 3] * factor[field_level(arr, field, c + 3)]
+        for j in range(4):
+            rec = record_bits(arr, c + j)
+            team[c + j] = team[c + j] * table[(rec >> shift) & mask]
         s0 += team[c]
         s1 += team[c + 1]
         s2 += team[c + 2]
         s3 += team[c + 3]
         c += 4
     while c < hi:
-        team[c] = team[c] * factor[field_level(arr, field, c)]
+        team[c] = team[c] * table[(record_bits(arr, c) >> shift) & mask]
+        s0 += team[c]
+        c += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(cache=True, inline="always")
+def scale_sum_keep(
+    team: np.ndarray, lo: int, hi: int, arr: tuple, key: tuple, recs: np.ndarray
+) -> float:
+    """scale_sum (the same numbers), keeping the candidates' records in recs[0:hi - lo]:
+    the pass that gathers the next group reads them there instead of decoding them
+    from the stream again."""
+    table, shift, mask = key
+    s0 = s1 = s2 = s3 = 0.0
+    c = lo
+    while c + 3 < hi:
+        for j in range(4):
+            rec = record_bits(arr, c + j)
+            recs[c + j - lo] = rec
+            team[c + j] = team[c + j] * table[(rec >> shift) & mask]
+        s0 += team[c]
+        s1 += team[c + 1]
+        s2 += team[c + 2]
+        s3 += team[c + 3]
+        c += 4
+    while c < hi:
+        rec = record_bits(arr, c)
+        recs[c - lo] = rec
+        team[c] = team[c] * table[(rec >> shift) & mask]
         s0 += team[c]
         c += 1
     return (s0 + s1) + (s2 + s3)
@@ -134,33 +188,49 @@ def mm_pass(
     With ``change.apply``, first team[c] *= factor[level] of the changed group as
     dense_scale does (the last update's group, whose levels sit in the same rows):
     one pass over the candidates instead of two, the same numbers, and then e[p]
-    the sum of position p's new strengths (as dense_scale leaves it).
+    the sum of position p's new strengths (as dense_scale leaves it). Both groups
+    read the same records (a FlatData's), so each is decoded once (scale_sum_keep).
     """
     team = s.team
     e_out = s.e
     pos_start, win_flat, chunk_pos = pos
-    arr, field = group
-    scale_arr, scale_field = change.group
-    factor = change.factor
+    arr, field = plain(group.arr), held(group.field)
+    scale_arr, scale_field = plain(change.group.arr), held(change.group.field)
     scale = change.apply
+    key = keyed_factor(scale_arr, scale_field, change.factor)
+    narrow = field[0] == NARROW
     n_chunks = chunk_pos.shape[0] - 1
     mask = GATHER_LANES - 1 if n_levels <= LANE_LEVELS else 0
     part = np.zeros((n_chunks, mask + 1, n_levels))
     ll = np.zeros(n_chunks)
     for k in prange(n_chunks):
         acc = 0.0
+        # the records of a position, as the change decoded them (one decode a candidate)
+        longest = 0
+        for p in range(chunk_pos[k], chunk_pos[k + 1]):
+            longest = max(longest, pos_start[p + 1] - pos_start[p])
+        recs = np.empty(longest if scale else 0, dtype=np.uint64)
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
             lo = pos_start[p]
             hi = pos_start[p + 1]
             if scale:
-                e = scale_sum(team, lo, hi, scale_arr, scale_field, factor)
+                e = scale_sum_keep(team, lo, hi, scale_arr, key, recs)
                 e_out[p] = e
             else:
                 e = strength_sum(team, lo, hi)
             inv = 1.0 / e
             acc += math.log(team[win_flat[p]] * inv)
-            for c in range(lo, hi):
-                part[k, c & mask, field_level(arr, field, c)] += team[c] * inv
+            # the kind's branch out of the candidates' loops
+            if scale:
+                for c in range(lo, hi):
+                    part[k, c & mask, record_level(arr, recs[c - lo], field)] += team[c] * inv
+            elif narrow:
+                for c in range(lo, hi):
+                    level = narrow_level(arr, record_bits(arr, c), field)
+                    part[k, c & mask, level] += team[c] * inv
+            else:
+                for c in range(lo, hi):
+                    part[k, c & mask, wide_level(record_bits(arr, c), field)] += team[c] * inv
         ll[k] = acc
     return ll.sum(), sum_parts(part)
 
@@ -173,33 +243,35 @@ def dense_scale(s: Strengths, pos: Positions, group: Group, factor: np.ndarray) 
     e = s.e
     pos_start = pos.pos_start
     chunk_pos = pos.chunk_pos
-    arr, field = group
+    arr = plain(group.arr)
+    key = keyed_factor(arr, held(group.field), factor)
     for k in prange(chunk_pos.shape[0] - 1):
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
-            e[p] = scale_sum(team, pos_start[p], pos_start[p + 1], arr, field, factor)
+            e[p] = scale_sum(team, pos_start[p], pos_start[p + 1], arr, key)
 
 
 @njit(parallel=True, cache=True)
 def count_entries(
-    arr: np.ndarray,
+    arr: Records,
     field: np.ndarray,
     pos_start: np.ndarray,
     chunk_pos: np.ndarray,
     counts: np.ndarray,
 ) -> None:
     """counts[p + 1]: how many candidates of position p have a level > 0 in (arr, field)."""
+    rt, fld = plain(arr), held(field)
     for k in prange(chunk_pos.shape[0] - 1):
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
             n = 0
             for c in range(pos_start[p], pos_start[p + 1]):
-                if field_level(arr, field, c) > 0:
+                if field_level(rt, fld, c) > 0:
                     n += 1
             counts[p + 1] = n
 
 
 @njit(parallel=True, cache=True)
 def fill_entries(
-    arr: np.ndarray,
+    arr: Records,
     field: np.ndarray,
     pos_start: np.ndarray,
     chunk_pos: np.ndarray,
@@ -208,12 +280,13 @@ def fill_entries(
 ) -> None:
     """The offsets in their position of the group's candidates of level > 0, position
     p's from ent_start[p] on (the prefix sums of count_entries)."""
+    rt, fld = plain(arr), held(field)
     for k in prange(chunk_pos.shape[0] - 1):
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
             lo = pos_start[p]
             i = ent_start[p]
             for c in range(lo, pos_start[p + 1]):
-                if field_level(arr, field, c) > 0:
+                if field_level(rt, fld, c) > 0:
                     ent_off[i] = c - lo
                     i += 1
 
@@ -229,7 +302,7 @@ def sparse_scale(
     pos_start = pos.pos_start
     chunk_pos = pos.chunk_pos
     ent_start, ent_off = ent
-    arr, field = group
+    arr, field = plain(group.arr), held(group.field)
     for k in prange(chunk_pos.shape[0] - 1):
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
             lo = pos_start[p]
@@ -251,7 +324,7 @@ def sparse_pass(
     e = s.e
     pos_start, win_flat, chunk_pos = pos
     ent_start, ent_off = ent
-    arr, field = group
+    arr, field = plain(group.arr), held(group.field)
     n_chunks = chunk_pos.shape[0] - 1
     part = np.zeros((n_chunks, 1, n_levels))
     ll = np.zeros(n_chunks)
@@ -266,3 +339,57 @@ def sparse_pass(
                 part[k, 0, field_level(arr, field, c)] += team[c] / ep
         ll[k] = acc
     return ll.sum(), sum_parts(part)
+
+
+@njit(parallel=True, cache=True)
+def stream_pass(
+    r: Records,
+    pos_start: np.ndarray,
+    win: np.ndarray,
+    chunk_pos: np.ndarray,
+    code_gamma: np.ndarray,
+    fieldsw: np.ndarray,
+    wide_gamma: np.ndarray,
+    field: np.ndarray,
+    n_levels: int,
+    max_cands: int,
+) -> tuple[float, np.ndarray]:
+    """mm_pass without kept strengths (gomove.train.mm.stream): every candidate's strength
+    computed from the gammas, the code's product of the narrow groups' gammas
+    (code_gamma, float64[K]) times each wide group's gamma (wide_gamma[i, level],
+    level 0 at 1), for the positions of chunk_pos's chunks (summed in parallel, in a
+    fixed order); win: each position's expert move, by its offset in its position.
+    Returns the log-likelihood and, per level of field's group, sum of P(candidate)."""
+    rt = plain(r)
+    code_mask = np.uint64(r.code_mask)
+    n_chunks = chunk_pos.shape[0] - 1
+    part = np.zeros((n_chunks, n_levels))
+    ll = np.zeros(n_chunks)
+    for k in prange(n_chunks):
+        strength = np.empty(max_cands)
+        level = np.empty(max_cands, np.int64)
+        acc = 0.0
+        for p in range(chunk_pos[k], chunk_pos[k + 1]):
+            lo = pos_start[p]
+            e = 0.0
+            for c in range(lo, pos_start[p + 1]):
+                rec = record(rt, c)
+                s = code_gamma[np.int64(rec & code_mask)]
+                for i in range(fieldsw.shape[0]):
+                    s *= wide_gamma[i, wide_level(rec, fieldsw[i])]
+                strength[c - lo] = s
+                e += s
+                if field[0] == NARROW:
+                    level[c - lo] = narrow_level(rt, rec, field)
+                else:
+                    level[c - lo] = wide_level(rec, field)
+            inv = 1.0 / e
+            acc += math.log(strength[win[p]] * inv)
+            for j in range(pos_start[p + 1] - lo):
+                part[k, level[j]] += strength[j] * inv
+        ll[k] = acc
+    out = np.zeros(n_levels)
+    for k in range(n_chunks):
+        for i in range(n_levels):
+            out[i] += part[k, i]
+    return ll.sum(), out

@@ -97,6 +97,65 @@ class StateStore(Protocol):
     def save(self, state: dict[str, Any]) -> None: ...
 
 
+class Stages:
+    """One train state for a run in stages (MM's warm start, then all the data).
+
+    The main stage (``stage(None)``) keeps its state at the top level, as a run without
+    stages does, so such states resume either way; each side stage keeps its own under
+    ``stage:<name>``, and a finished one its result under ``stage:<name>_done``
+    (``finish``), so a resumed run goes on in the stage it was in."""
+
+    PREFIX = "stage:"
+
+    def __init__(self, store: StateStore | None) -> None:
+        self.store = store
+        self.saved: dict[str, Any] = (store.load() if store is not None else None) or {}
+
+    def done(self, name: str) -> Any:
+        """A finished side stage's result, None if it has not finished."""
+        return self.saved.get(f"{self.PREFIX}{name}_done")
+
+    def stage(self, name: str | None) -> StateStore | None:
+        """The store of one stage: None the main one, else a side stage's name."""
+        if self.store is None:
+            return None
+        return _Stage(self, name)
+
+    def finish(self, name: str, result: Any) -> None:
+        """Keep a finished side stage's result, its loop state dropped."""
+        self.saved.pop(f"{self.PREFIX}{name}", None)
+        self.saved[f"{self.PREFIX}{name}_done"] = result
+        self._write()
+
+    def _write(self) -> None:
+        if self.store is not None:
+            self.store.save(self.saved)
+
+
+class _Stage:
+    """The StateStore of one stage of a Stages."""
+
+    def __init__(self, stages: Stages, name: str | None) -> None:
+        self.stages, self.name = stages, name
+
+    def _side(self) -> dict[str, Any]:
+        return {k: v for k, v in self.stages.saved.items() if k.startswith(Stages.PREFIX)}
+
+    def load(self) -> dict[str, Any] | None:
+        if self.name is not None:
+            return self.stages.saved.get(f"{Stages.PREFIX}{self.name}")
+        side = self._side()
+        main = {k: v for k, v in self.stages.saved.items() if k not in side}
+        return main or None
+
+    def save(self, state: dict[str, Any]) -> None:
+        if self.name is not None:
+            self.stages.saved[f"{Stages.PREFIX}{self.name}"] = state
+        else:
+            self.stages.saved = self._side() | state
+        self.stages._write()
+
+
 def softplus(x: np.ndarray) -> np.ndarray:
     """log(1 + e^x) without overflow."""
     return np.logaddexp(0.0, x)
@@ -181,9 +240,10 @@ def fit_gammas(
     report: Report | None = None,
     progress: bool = True,
     checkpoint: StateStore | None = None,
+    start: np.ndarray | None = None,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:
-    """Fit gammas by MM from gamma = 1: the log-gammas (float64[n_features]) and one
-    history row per iteration.
+    """Fit gammas by MM from gamma = 1 (or from the log-gammas ``start``): the log-gammas
+    (float64[n_features]) and one history row per iteration.
 
     groups: (name, offset, size) of each group, the engine's column order. Row 0
     of the history is the start (gamma = 1); every row has iter,
@@ -206,7 +266,8 @@ def fit_gammas(
             raise ValueError(f"group {name!r} [{offset}, {offset + size}) not in [1, {n_features})")
     greedy = cfg.schedule == "greedy"
     a = cfg.prior_wins
-    log_gamma = np.zeros(n_features, dtype=np.float64)
+    start = np.zeros(n_features) if start is None else np.asarray(start, dtype=np.float64)
+    log_gamma = start.copy()
     report = report or (lambda row, lg: None)
 
     # (group, its log-gammas after the update) of every update: replayed on resume
@@ -224,9 +285,9 @@ def fit_gammas(
         history = [_record(0, stats, lp, time.perf_counter() - t0, [], gains, groups)]
         history[-1]["cpu_seconds"] = time.process_time() - c0
         report(history[-1], log_gamma)
-        _save(checkpoint, log_gamma, 0, stats, nxt, lp, gains, bounds, history, trail)
+        _save(checkpoint, log_gamma, 0, stats, nxt, lp, gains, bounds, history, trail, start)
     else:
-        log_gamma = _replay(state, n_features, passes, groups, trail)
+        log_gamma = _replay(state, start, passes, groups, trail)
         stats, lp = _stats_of(state), state["log_posterior"]
         gains, history = state["gains"], state["history"]
         if "bounds" not in state and greedy:
@@ -264,7 +325,7 @@ def fit_gammas(
         row["cpu_seconds"] = time.process_time() - c0
         history.append(row)
         report(row, log_gamma)
-        _save(checkpoint, log_gamma, it, stats, nxt, lp, gains, bounds, history, trail)
+        _save(checkpoint, log_gamma, it, stats, nxt, lp, gains, bounds, history, trail, start)
         bar.set_postfix(ll=f"{row['log_likelihood']:.4f}", gain=f"{max(gains.values()):.2e}")
         if all(gains[g] < cfg.tol for g in active):
             log.info("MM converged after %d iterations", it)
@@ -284,9 +345,11 @@ def _save(
     bounds: dict[int, float],
     history: list[dict[str, Any]],
     trail: list[tuple[int, np.ndarray]],
+    start: np.ndarray,
 ) -> None:
     """Save what the loop carries after iteration ``it``: ``stats`` are those of the
-    next update, so a resumed run needs no extra pass."""
+    next update, so a resumed run needs no extra pass; ``start`` is the log-gammas the
+    trail of updates starts from."""
     if checkpoint is None:
         return
     checkpoint.save(
@@ -303,20 +366,24 @@ def _save(
             "bounds": bounds,
             "history": history,
             "trail": trail,
+            "start": start if start.any() else None,
         }
     )
 
 
 def _replay(
     state: dict[str, Any],
-    n_features: int,
+    start: np.ndarray,
     passes: MMPasses,
     groups: Sequence[GroupSpan],
     trail: list[tuple[int, np.ndarray]],
 ) -> np.ndarray:
-    """The saved log-gammas, reached by replaying the trail into the engine (its cache
-    then holds the same bits as ``_save`` left it); trail gets the saved one."""
-    log_gamma = np.zeros(n_features, dtype=np.float64)
+    """The saved log-gammas, reached by replaying the trail from start into the engine
+    (its cache then holds the same bits as ``_save`` left it); trail gets the saved one."""
+    saved_start = state.get("start")
+    if saved_start is not None and not np.array_equal(np.asarray(saved_start), start):
+        raise ValueError("train state: saved from another start of the gammas")
+    log_gamma = start.copy()
     passes.advance(log_gamma.copy())
     for g, values in state["trail"]:
         _, offset, size = groups[g]

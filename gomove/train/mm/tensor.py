@@ -1,8 +1,8 @@
 """MM passes over the flat layout on any device by torch ops, and the engine for a device.
 
 ``TorchMM`` holds the data on the device as stored (gomove.data.device_flat.DeviceFlat:
-packed words and wide levels, about 7 bytes a candidate) and one float64
-log-strength a candidate, 15 bytes in all: every training game fits an H100. It
+the records, about 4.5 bytes a candidate) and one float64 log-strength a candidate,
+12.5 bytes in all: every training game fits an H100. It
 runs chunked torch ops, each chunk decoding the levels it reads: each position's
 sum by segments, and a group's statistics as the bincount of P(candidate) by
 level, times 1 / gamma(level) once at the end. Where most candidates lack the
@@ -26,6 +26,7 @@ from gomove.data.flat import FlatData
 from gomove.train.mm.cached import CachedMM
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.loop import PassStats
+from gomove.train.mm.stream import StreamMM
 from gomove.train.schemas import compiled_engine
 
 CPU_CHUNK, CUDA_CHUNK = 65536, 262144  # positions a chunk
@@ -118,11 +119,18 @@ def flat_mm(
     device: torch.device | str = "cpu",
     team_dtype: str = "float32",
     engine: str = "auto",
-) -> NumbaMM | TorchMM:
+) -> NumbaMM | TorchMM | StreamMM:
     """The MM engine over data for a device: compiled loops (team strengths of
-    team_dtype) or torch, as engine says (config.compiled_engine)."""
+    team_dtype) or torch, as engine says (config.compiled_engine); data read in chunks
+    (``data.chunk_positions``) by the streaming engine (gomove.train.mm.stream), which
+    keeps no strength, on the CPU."""
     device = torch.device(device)
-    if compiled_engine(engine, device, "model.engine"):
+    compiled = compiled_engine(engine, device, "model.engine")
+    if data.chunk_positions is not None:
+        if not compiled:
+            raise ValueError("data read in chunks (data.chunk_positions) trains MM on the CPU")
+        return StreamMM(data)
+    if compiled:
         return NumbaMM(data, team_dtype=team_dtype)
     # a GPU takes larger chunks: fewer kernel launches, temporaries of ~0.5 GB each
     return TorchMM(data, device, CUDA_CHUNK if device.type == "cuda" else CPU_CHUNK)

@@ -107,7 +107,7 @@ class Members:
         """The kernels' level arguments: the positions and how to read their teams."""
         d = self.data
         teams = TeamLevels(
-            d.packed, d.fields, d.offs8, self.use8, d.levw, d.offsw, self.usew,
+            d.records, d.narrow_read, d.offs8, self.use8, d.wide_read, d.offsw, self.usew,
             self.zero_member, self.up, self.extra,
         )  # fmt: skip
         return Positions(d.pos_start, d.winner), teams

@@ -59,7 +59,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from gomove.data.fields import packed_level, wide_level
+from gomove.data.fields import Records, narrow_level, record, wide_level
 
 SQRT2 = math.sqrt(2.0)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -75,11 +75,11 @@ class Positions(NamedTuple):
 class TeamLevels(NamedTuple):
     """The candidates' levels and which groups make a team (fit.Members; module docstring)."""
 
-    packed: np.ndarray  # uint32[C, W] the bit-packed levels of the narrow groups (flat.FlatData)
-    fields: np.ndarray  # int64[G8, 3] where each narrow group sits in packed
+    records: Records  # every candidate's record (flat.FlatData, fields.record)
+    fields8: np.ndarray  # int64[G8, 4] each narrow group's field (fields.narrow_level)
     offs8: np.ndarray  # int64[G8] the narrow groups' registry offsets
     use8: np.ndarray  # bool[G8] the narrow groups in a team
-    levw: np.ndarray  # [C, Gw] (or uint8[C, 3 Gw]) the wide groups' levels
+    fieldsw: np.ndarray  # int64[Gw, 4] each wide group's field (fields.wide_level)
     offsw: np.ndarray  # int64[Gw] the wide groups' registry offsets
     usew: np.ndarray  # bool[Gw] the wide groups in a team
     zero_member: bool  # an absent used group gives member 0 (the single-pattern variant)
@@ -137,11 +137,12 @@ def team_width(teams: TeamLevels) -> int:
 @njit(cache=True, inline="always")
 def team_members(c, teams: TeamLevels, out, start):
     """Write candidate c's members into out[start:]; return the new end."""
-    packed, fields, offs8, use8, levw, offsw, usew, zero_member, up, _ = teams
+    r, fields8, offs8, use8, fieldsw, offsw, usew, zero_member, up, _ = teams
+    rec = record(r, c)
     n = start
     for g in range(offs8.shape[0]):
         if use8[g]:
-            lv = packed_level(packed, fields, c, g)
+            lv = narrow_level(r, rec, fields8[g])
             if lv > 0:
                 n = _with_chain(offs8[g] + lv - 1, up, out, n)
             elif zero_member:
@@ -149,7 +150,7 @@ def team_members(c, teams: TeamLevels, out, start):
                 n += 1
     for g in range(offsw.shape[0]):
         if usew[g]:
-            lv = wide_level(levw, c, g)
+            lv = wide_level(rec, fieldsw[g])
             if lv > 0:
                 n = _with_chain(offsw[g] + lv - 1, up, out, n)
             elif zero_member:

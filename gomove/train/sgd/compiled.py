@@ -87,8 +87,9 @@ class CompiledSGD(FlatSGD):
         self.grads = Grads(self.grad, self.gw, self.gv)
         self.state = Moments(*(np.zeros_like(a) for a in (self.w, self.w, self.v, self.v)))
         self.levels = FlatLevels(
-            data.packed, data.fields, data.offs8, data.levw, data.offsw, data.pos_start, data.winner
-        )
+            data.records, data.narrow_read, data.offs8, data.wide_read, data.offsw,
+            data.pos_start, data.winner,
+        )  # fmt: skip
         self.mode = {FULL: kernels.FULL, SAMPLED: kernels.SAMPLED, LFR: kernels.LFR}[self.gradient]
         m = data.max_cands
         self.scratch = GradScratch(np.empty((m, 1 + k)), np.empty(m), np.empty(m))

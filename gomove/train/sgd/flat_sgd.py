@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from gomove.data.chunks import chunk_bounds, in_chunks
 from gomove.data.flat import FlatData
 from gomove.models.fbt import FactorizationBT
 from gomove.train.schemas import SGDConfig, auto_batch_size
@@ -33,6 +34,7 @@ class FlatSGD(ABC):
         if cfg.batch_size is None:  # as train_sgd resolves it
             cfg = replace(cfg, batch_size=auto_batch_size(data.n_positions))
         self.model, self.cfg = model, cfg
+        self.data = data
         self.n_positions = data.n_positions
         self.gradient = LFR if cfg.name == "lfr" else SAMPLED if cfg.sample else FULL
         self.n_samples = cfg.sample if self.gradient == SAMPLED else 0
@@ -42,10 +44,21 @@ class FlatSGD(ABC):
         self._l2: tuple[int, float] | None = None  # (n_steps, L2 term) of the last measure
 
     def __iter__(self) -> Iterator[np.ndarray]:
-        order = self.order_rng.permutation(self.n_positions)
+        """An epoch's mini-batches: the positions in a random order; with the data read in
+        chunks (data.chunk_positions), the chunks in a random order, each chunk's
+        positions shuffled and cut into batches while the next chunk is prefetched
+        (gomove.data.chunks), so an epoch reads the data once, front to back by chunk."""
         b = self.cfg.batch_size
-        for lo in range(0, len(order), b):
-            yield order[lo : lo + b]
+        if self.data.chunk_positions is None:
+            order = self.order_rng.permutation(self.n_positions)
+            for lo in range(0, len(order), b):
+                yield order[lo : lo + b]
+            return
+        bounds = chunk_bounds(self.n_positions, self.data.chunk_positions)
+        for lo, hi in in_chunks(self.data, self.order_rng.permutation(len(bounds) - 1)):
+            order = lo + self.order_rng.permutation(hi - lo)
+            for s in range(0, len(order), b):
+                yield order[s : s + b]
 
     def state_dict(self) -> dict[str, Any]:
         """What continues training besides the model's parameters: the optimizer's

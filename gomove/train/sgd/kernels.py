@@ -9,11 +9,9 @@ Terms (as in compiled.py):
 - table: float64[F, 1 + k], row r = (w_r - ||v_r||^2 / 2, v_r), row 0 (``none``)
   zero, so that a team's strength is E = s_0 + 1/2 ||s_1..k||^2 with s the sum
   of its members' rows (gomove.models.fbt.FactorizationBT.strength_table).
-- packed: uint32[C, W] and fields: int64[G8, 3], levw (flat.FlatData.levw,
-  read by fields.wide_level): every candidate's levels in the groups of
-  < 256 levels, bit-packed
-  (fields.packed_level), and in the others (a candidate's levels side
-  by side: one stream of memory per position); offs8, offsw: int64[G8],
+- records (flat.FlatData.records, fields.record): every candidate's levels in one
+  record (one stream of memory per position); fields8, fieldsw: each narrow and wide
+  group's field (fields.narrow_level, fields.wide_level); offs8, offsw: int64[G8],
   [Gw], the groups' registry offsets. Level l > 0 of a group at offset o is
   the global feature registry.feature_index(o, l); level 0 is absent.
 - pos_start: int64[P + 1], position p's candidates are pos_start[p]:pos_start[p + 1];
@@ -30,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from gomove.data.fields import packed_level, wide_level
+from gomove.data.fields import Records, narrow_level, record, wide_level
 from gomove.features.registry import feature_index
 
 FULL, SAMPLED, LFR = 0, 1, 2
@@ -40,10 +38,10 @@ class FlatLevels(NamedTuple):
     """The flat layout's arrays the kernels read (flat.FlatData's of the same names; the
     terms above)."""
 
-    packed: np.ndarray  # uint32[C, W] the narrow groups' levels, bit-packed
-    fields: np.ndarray  # int64[G8, 3] where each narrow group sits in packed
+    records: Records  # every candidate's record (fields.record)
+    fields8: np.ndarray  # int64[G8, 4] each narrow group's field (fields.narrow_level)
     offs8: np.ndarray  # int64[G8] the narrow groups' registry offsets
-    levw: np.ndarray  # the wide groups' levels (fields.wide_level)
+    fieldsw: np.ndarray  # int64[Gw, 4] each wide group's field (fields.wide_level)
     offsw: np.ndarray  # int64[Gw] the wide groups' registry offsets
     pos_start: np.ndarray  # int64[P + 1] position p's candidates: pos_start[p]:pos_start[p + 1]
     winner: np.ndarray  # int64[P] the expert move's index within its position
@@ -117,18 +115,17 @@ def _team(table, lv: FlatLevels, c, s, i, width) -> float:
 
     (Rows of s by index, not as views: a view costs a reference count per call.)
     """
-    packed = lv.packed
-    fields = lv.fields
+    r = lv.records
     offs8 = lv.offs8
-    levw = lv.levw
     offsw = lv.offsw
     d = len(width)
     for q in range(d):
         s[i, q] = 0.0
+    rec = record(r, c)
     for g in range(offs8.shape[0]):
-        _add_row(table, offs8[g], packed_level(packed, fields, c, g), s, i, width)
+        _add_row(table, offs8[g], narrow_level(r, rec, lv.fields8[g]), s, i, width)
     for g in range(offsw.shape[0]):
-        _add_row(table, offsw[g], wide_level(levw, c, g), s, i, width)
+        _add_row(table, offsw[g], wide_level(rec, lv.fieldsw[g]), s, i, width)
     e = s[i, 0]
     for q in range(1, d):
         e += 0.5 * s[i, q] * s[i, q]
@@ -148,15 +145,14 @@ def _scatter_row(grad, offset, lv, s, i, coef, width) -> None:
 @njit(cache=True, inline="always")
 def _scatter(grad, lv: FlatLevels, c, s, i, coef, width) -> None:
     """grad[r] += coef * dE/ds = coef * (1, s[i, 1..k]) for every member r of candidate c."""
-    packed = lv.packed
-    fields = lv.fields
+    r = lv.records
     offs8 = lv.offs8
-    levw = lv.levw
     offsw = lv.offsw
+    rec = record(r, c)
     for g in range(offs8.shape[0]):
-        _scatter_row(grad, offs8[g], packed_level(packed, fields, c, g), s, i, coef, width)
+        _scatter_row(grad, offs8[g], narrow_level(r, rec, lv.fields8[g]), s, i, coef, width)
     for g in range(offsw.shape[0]):
-        _scatter_row(grad, offsw[g], wide_level(levw, c, g), s, i, coef, width)
+        _scatter_row(grad, offsw[g], wide_level(rec, lv.fieldsw[g]), s, i, coef, width)
 
 
 @njit(cache=True, _nrt=False)

@@ -62,6 +62,39 @@ def test_a_query_gets_katago_fields_for_the_last_turn(capture_model):
         assert m["scoreMean"] == m["scoreLead"] and m["scoreStdev"] >= 0
 
 
+@pytest.mark.parametrize("perspective, sign", [("BLACK", 1.0), ("WHITE", -1.0)])
+def test_scores_are_the_searchs_and_the_root_pools_the_moves(capture_model, perspective, sign):
+    """A move's scoreMean = scoreLead and scoreStdev are the mean and spread of the final
+    scores of the simulations the search played through it (the tree's sums, Black's
+    view, in the query's perspective). rootInfo's winrate, scoreLead and scoreStdev are
+    the moves' pooled by their visits, as KataGo's are, and so the root node's own: every
+    simulation passes through one of its moves."""
+    engine = make_engine(capture_model)
+    (r,) = answers(engine, moves=[["B", "E5"], ["W", "C3"]], maxVisits=200, komi=6.5,
+                   overrideSettings={"reportAnalysisWinratesAs": perspective})  # fmt: skip
+    s = engine.searches[9]
+    t, root = s.tree, s.root
+    f, k = int(t.first[root]), int(t.nchild[root])
+    infos = r["moveInfos"]
+    visits = np.array([m["visits"] for m in infos])
+    assert visits.sum() == t.visits[root] == 200 and len(infos) > 1
+    for m in infos:
+        child = f + int(np.nonzero(t.move[f : f + k] == gtp_to_loc(m["move"], 9))[0][0])
+        n = t.visits[child]
+        mean = t.score_sum[child] / n
+        assert m["visits"] == n and m["scoreMean"] == m["scoreLead"]
+        assert m["scoreLead"] == pytest.approx(sign * mean, abs=1e-9)
+        assert m["scoreStdev"] == pytest.approx(np.sqrt(t.score_sq[child] / n - mean**2))
+    assert len({m["scoreLead"] for m in infos}) > 1
+    info = r["rootInfo"]
+    pooled = visits @ [m["scoreLead"] for m in infos] / 200
+    assert info["scoreLead"] == pytest.approx(pooled, abs=1e-9)
+    assert info["winrate"] == pytest.approx(visits @ [m["winrate"] for m in infos] / 200)
+    mean = t.score_sum[root] / 200
+    assert info["scoreLead"] == pytest.approx(sign * mean, abs=1e-9)
+    assert info["scoreStdev"] == pytest.approx(np.sqrt(t.score_sq[root] / 200 - mean**2))
+
+
 def test_policy_array_is_top_row_first_then_pass():
     a9, j1 = gtp_to_loc("A9", 9), gtp_to_loc("J1", 9)
     p = policy_array(Prediction(np.array([a9, j1, PASS]), np.array([0.5, 0.25, 0.25]), 9))

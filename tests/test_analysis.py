@@ -18,7 +18,7 @@ from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.analysis.engine import AnalysisEngine, policy_array, setup_board
 from gomove.play.analysis.query import Query, QueryError
 from gomove.play.analysis.server import serve
-from gomove.play.ownership import crf_ownership
+from gomove.play.ownership import crf_ownership, ownership
 from gomove.play.predict import Prediction
 from gomove.play.search.search import Search
 from gomove.play.search.settings import SearchConfig
@@ -93,6 +93,21 @@ def test_scores_are_the_searchs_and_the_root_pools_the_moves(capture_model, pers
     mean = t.score_sum[root] / 200
     assert info["scoreLead"] == pytest.approx(sign * mean, abs=1e-9)
     assert info["scoreStdev"] == pytest.approx(np.sqrt(t.score_sq[root] / 200 - mean**2))
+
+
+def test_before_a_visit_the_root_is_128_playouts():
+    """A search stopped before its first simulation: no moves, and the root's scores and
+    map are those of 128 playouts from the position (seeded by the turn)."""
+    engine = make_engine()
+    q = Query.parse({"id": "q", "boardXSize": 9, "boardYSize": 9, "moves": [["B", "E5"]],
+                     "komi": 6.5, "includeOwnership": True}, 16)  # fmt: skip
+    ((turn, board, passes),) = engine.positions(q)
+    r = engine.analyse_turn(q, turn, board, passes, lambda x: None, stop=lambda: True)
+    assert r["moveInfos"] == [] and r["rootInfo"]["visits"] == 0
+    want = ownership(board, WHITE, 128, 6.5, seed=turn, policy=engine.policy)
+    assert r["rootInfo"]["scoreLead"] == want.mean_score
+    assert r["rootInfo"]["scoreStdev"] == want.score_stdev
+    assert r["ownership"] == pytest.approx((want.black - want.white)[::-1].reshape(-1), abs=1e-6)
 
 
 def test_policy_array_is_top_row_first_then_pass():

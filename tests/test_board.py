@@ -26,6 +26,8 @@ from gomove.board.board import (
     copy_board,
     count_libs,
     hash_after,
+    history_set,
+    in_history_set,
     is_legal,
     is_superko,
     legal_moves,
@@ -815,3 +817,20 @@ def test_random_positions_every_move_against_oracle(rnd, size, n_moves):
             after, _ = ref.after_move(b.color, loc, color, size)
             assert int(h) == ref.zobrist_hash(after, size)
             assert is_superko(b, loc, color) == (int(h) in history)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    stored=st.lists(st.integers(0, 2**20), max_size=300),
+    probes=st.lists(st.integers(0, 2**20), max_size=50),
+    shift=st.sampled_from([0, 12, 44]),
+)
+def test_history_set_is_a_set(stored, probes, shift):
+    """history_set(hist, n) holds exactly hist[:n] (legal_moves' superko test): every
+    stored hash and none other is found, the empty board's hash 0 included; shifted
+    left, many hashes share their low bits and so their first slot."""
+    values = [v << shift for v in stored]
+    hist = np.array(values + [7 << shift, 9 << shift], dtype=np.uint64)  # past n: not held
+    table = history_set(hist, len(values))
+    for v in values + [p << shift for p in probes] + [0, 7 << shift, 9 << shift]:
+        assert in_history_set(table, np.uint64(v)) == (v in values), v

@@ -12,7 +12,9 @@ pass over the game:
 - per candidate, one row of each enabled group (the groups of gomove.features):
   ``tactical`` (Coulom's groups, tactical.py's columns), ``light`` (light.py's
   groups, the pattern column as its level), ``shapes`` (the largest harvested
-  pattern, patterns.match_largest, 0 for none and for pass), ``mc_owner`` (the
+  pattern, patterns.match_largest, 0 for none and for pass; every point's
+  hashes kept along the replay in a pattern_state.PatternState, so that a
+  position costs the points its move changed), ``mc_owner`` (the
   Monte-Carlo owner level, mc_owner.py; its uniform playouts, ``owner_counts``, run
   on a copy before anything else touches the position, seeded by position),
   ``small`` (Stern's small vector + 1, small.py; 0 for pass).
@@ -39,7 +41,13 @@ from gomove.board.replay import is_visitor, visit
 from gomove.features.levels import CAPTURE_COL, EXTENSION_COL, PASS_COL, SELF_ATARI_COL
 from gomove.features.light import CONTIGUITY_COL, N_LIGHT, PATTERN_COL, light_levels
 from gomove.features.mc_owner import owner_level
-from gomove.features.patterns import Templates, match_largest, pattern_hashes, pattern_states
+from gomove.features.pattern_state import (
+    PatternState,
+    new_pattern_state,
+    shape_level,
+    sync_pattern_state,
+)
+from gomove.features.patterns import Templates, pattern_hashes, pattern_states
 from gomove.features.small import small_vector
 from gomove.features.tactical import N_TACTICAL, tactical_levels
 from gomove.playout.driver import run_games
@@ -107,6 +115,7 @@ class FeatureVisitor(NamedTuple):
     total: np.ndarray  # int64[1] rows written so far
     small: bool  # Stern's small vector (small.py), level = vector + 1, 0 for pass
     small_out: np.ndarray  # uint16[C]
+    pattern: PatternState  # every point's pattern hashes (shapes; a 0-point board without)
 
     @classmethod
     def new(
@@ -159,6 +168,7 @@ class FeatureVisitor(NamedTuple):
             np.zeros(1, np.int64),
             small,
             rows_of(small, np.uint16),
+            new_pattern_state(size if shapes else 0, templates),
         )  # fmt: skip
 
     @property
@@ -195,6 +205,8 @@ def _visit_features(visitor, b, i, loc, color):
         w = candidate_index(cands, n, loc)
         v.winner[i] = w
         if w >= 0:
+            if v.shapes:
+                sync_pattern_state(v.pattern, b.color, b.info[SIZE])
             _fill_rows(v, b, color, cands, n, total)
             total += n
             v.total[0] = total
@@ -220,6 +232,14 @@ def _fill_rows(v: FeatureVisitor, b, color: int, cands: np.ndarray, n: int, star
     if v.tactical:
         v.memo[:] = -1
         tactical_levels(b, color, cands, n, v.memo, v.tac)
+    _fill_columns(v, b, color, cands, n, start)
+
+
+@njit(cache=True, _nrt=False)
+def _fill_columns(v: FeatureVisitor, b, color: int, cands: np.ndarray, n: int, start: int):
+    """_fill_rows' loop over the candidates (the tactical levels already in v.tac);
+    compiled without numba's reference counting (it allocates nothing), which cost
+    more than reading a shape level."""
     last = b.info[LAST]
     width = b.info[W]
     size = width - 2
@@ -233,8 +253,8 @@ def _fill_rows(v: FeatureVisitor, b, color: int, cands: np.ndarray, n: int, star
         if v.shapes:
             v.shape_out[row] = 0
             if loc != PASS:
-                pattern_hashes(b, loc, color, v.dx, v.dy, v.ends, v.perm, v.keys, v.hashes)
-                v.shape_out[row] = match_largest(v.hashes, v.tkeys, v.tvals)
+                pt = (loc // width - 1) * size + loc % width - 1
+                v.shape_out[row] = shape_level(v.pattern, color, pt, v.tkeys, v.tvals)
         if v.light:
             for g in range(N_LIGHT):
                 v.light_out[row, g] = 0

@@ -10,7 +10,8 @@ pass over the game:
   position's ``winner`` (-1, and no rows, when it is not a candidate: a
   superko violation the reader let through).
 - per candidate, one row of each enabled group (the groups of gomove.features):
-  ``tactical`` (Coulom's groups, tactical.py's columns), ``light`` (light.py's
+  ``tactical`` (Coulom's groups, tactical.py's columns; its ladders read on the
+  visitor's tactical.Reader), ``light`` (light.py's
   groups, the pattern column as its level), ``shapes`` (the largest harvested
   pattern, patterns.match_largest, 0 for none and for pass; every point's
   hashes kept along the replay in a pattern_state.PatternState, so that a
@@ -49,7 +50,7 @@ from gomove.features.pattern_state import (
 )
 from gomove.features.patterns import Templates, pattern_hashes, pattern_states
 from gomove.features.small import small_vector
-from gomove.features.tactical import N_TACTICAL, tactical_levels
+from gomove.features.tactical import N_TACTICAL, Reader, new_reader, tactical_into
 from gomove.playout.driver import run_games
 from gomove.playout.rng import position_seed
 from gomove.playout.uniform import UNIFORM
@@ -116,6 +117,7 @@ class FeatureVisitor(NamedTuple):
     small: bool  # Stern's small vector (small.py), level = vector + 1, 0 for pass
     small_out: np.ndarray  # uint16[C]
     pattern: PatternState  # every point's pattern hashes (shapes; a 0-point board without)
+    reader: Reader  # the ladder reader's scratch boards (tactical)
 
     @classmethod
     def new(
@@ -169,6 +171,7 @@ class FeatureVisitor(NamedTuple):
             small,
             rows_of(small, np.uint16),
             new_pattern_state(size if shapes else 0, templates),
+            new_reader((size + 2) ** 2 if tactical else 0),
         )  # fmt: skip
 
     @property
@@ -231,7 +234,7 @@ def _fill_rows(v: FeatureVisitor, b, color: int, cands: np.ndarray, n: int, star
     """Write rows start..start + n - 1: candidate locs and the enabled groups' levels."""
     if v.tactical:
         v.memo[:] = -1
-        tactical_levels(b, color, cands, n, v.memo, v.tac)
+        tactical_into(b, color, cands, n, v.memo, v.reader, v.tac)
     _fill_columns(v, b, color, cands, n, start)
 
 

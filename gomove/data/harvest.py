@@ -210,8 +210,13 @@ def count_patterns(
     pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
     try:
         results = pool.imap(_game_hashes, tasks) if pool else map(_game_hashes, tasks)
+        positions = 0
         for n_games, hashes, states, was_saved in results:
             count_sightings(hashes, states, t.ends, bits, bloom_k, counts, stones)
+            positions += len(hashes)
+            elapsed = bar.format_dict["elapsed"]
+            if elapsed > 0:
+                bar.set_postfix_str(f"{positions / elapsed:,.0f} positions/s", refresh=False)
             bar.update(n_games)
             reused += was_saved
     finally:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from synthetic import random_game
 
-from gomove.board.board import EMPTY, SIZE, TO_MOVE, Board, legal_moves, new_board, play
-from gomove.board.coords import PASS
+from gomove.board.board import EMPTY, SIZE, Board, new_board, play
 from gomove.board.replay import game_arrays, start_board
 from gomove.data.harvest import harvest
 from gomove.features.config import FeatureConfig
@@ -88,16 +88,8 @@ def assert_all_points(ps, b: Board, t: Templates, step: int = 1) -> None:
 
 
 def random_moves(size: int, n_moves: int, seed: int):
-    """A random legal game (passes 1 time in 20) as (board before, loc, colour) steps."""
-    rnd = random.Random(seed)
-    b = new_board(size)
-    out = np.zeros(size * size, np.int64)
-    for _ in range(n_moves):
-        color = int(b.info[TO_MOVE])
-        n = legal_moves(b, color, False, out)
-        loc = PASS if n == 0 or rnd.random() < 0.05 else int(out[rnd.randrange(n)])
-        yield b, loc, color
-        play(b, loc, color)
+    """A seeded random legal game: (board before, loc, colour) before each move."""
+    return random_game(random.Random(seed), size, n_moves, superko=False)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """Interleaved A/B of the compiled kernels' speed between checkouts of gomove.
 
     python scripts/bench_ab.py --trees ../base,. --policy RUN_LIGHT/policy.npz \
-        --model RUN/model.pt [--rounds 4] [--only playout,fbt,search]
+        --model RUN/model.pt [--rounds 4] [--only playout,fbt,mm,search,extract]
+    python scripts/bench_ab.py --trees ../base,. --only extract   # no policy, no model
 
 ``gomove bench`` runs each benchmark once for ~seconds; on a shared machine
 whose speed drifts by tens of percent over minutes, two such runs back to back
@@ -17,10 +18,16 @@ its fastest time (process time). Jobs:
   on the first 300 games of --data's 2006-01 month, cached in --cache-dir;
 - mm: three iterations of MM's compiled engine (cyclic and greedy) on the same games;
 - search: fixed-simulation searches of the bench's rows on the empty 9x9
-  board and the 19x19 mid-game position.
+  board and the 19x19 mid-game position;
+- extract: the first --extract-games games of the 2006-01 month read
+  (iter_games: unzip, sgfmill, the rules' replay), and extracted
+  (FeatureExtractor.game) with the default full features, with the tactical
+  groups alone and with the shapes alone (the pattern table harvested by the
+  checkout from the first 1,000 games, min_count 10).
 
 Prints one line per job: each checkout's best seconds and the first one's
-time over it (above 1: faster than the first). Works on checkouts from before
+time over it (above 1: faster than the first); the extract jobs add each
+checkout's positions a second. Works on checkouts from before
 the package's layout changes (gomove.benchmarks, then gomove.experiment.bench) as
 after them.
 """
@@ -102,6 +109,21 @@ except ImportError:  # the layouts before: the trainers took their context unpac
         return train_mm(NumbaMM(flat), registry.n_features, groups, cfg, "cpu", progress=False)
 
 
+try:  # the extractor and the harvest moved from gomove.features to gomove.data
+    from gomove.data.extractor import FeatureExtractor
+    from gomove.data.harvest import harvest
+except ImportError:
+    from gomove.features.extractor import FeatureExtractor
+    from gomove.features.harvest import harvest
+from gomove.features.config import FeatureConfig
+
+EXTRACT_ROWS = {
+    "full": {},
+    "tactical": {"shapes": False},
+    "shapes": {"tactical": []},
+}
+
+
 PLAYOUT_ROWS = {
     "plain": {},
     "tactics": {"tactics": 1.0},
@@ -132,6 +154,8 @@ def jobs(only: set[str]) -> list[str]:
         out += [f"mm|{s}" for s in ("cyclic", "greedy")]
     if "search" in only:
         out += [f"search|{r}|{p}|{n}" for p, n in SEARCH_POSITIONS for r in SEARCH_ROWS]
+    if "extract" in only:
+        out += ["extract|read"] + [f"extract|{row}" for row in EXTRACT_ROWS]
     return out
 
 
@@ -140,10 +164,11 @@ def worker(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
     only = set(args.only.split(","))
     month = str(Path(args.data) / "tygem-9d-2006-01.zip")
-    policy = PatternPolicy.load(args.policy)
-    players = {k: policy.player(**kw) for k, kw in PLAYOUT_ROWS.items()}
-    players |= {"uniform": UNIFORM, "rules": RULES}
-    if "fbt" in only or "mm" in only:
+    if only & {"playout", "search"}:
+        policy = PatternPolicy.load(args.policy)
+        players = {k: policy.player(**kw) for k, kw in PLAYOUT_ROWS.items()}
+        players |= {"uniform": UNIFORM, "rules": RULES}
+    if only & {"fbt", "mm"}:
         ds = bench_dataset(month, 300, args.cache_dir, 10)
         # datasets before format 2 built their flat layout on demand
         flat = ds.flat() if hasattr(ds, "flat") else FlatData.from_dataset(ds)
@@ -151,30 +176,46 @@ def worker(args: argparse.Namespace) -> None:
         predictor = Predictor.from_checkpoint(args.model)
         games = list(iter_games(month, ReadConfig(max_games=5, superko=False)))
         positions = {name: (b, c) for name, b, c in playout_positions(games)}
+    if "extract" in only:
+        read = ReadConfig(max_games=args.extract_games, superko=True)
+        ex_games = list(iter_games(month, read))
+        table_games = list(iter_games(month, ReadConfig(max_games=1000, superko=True)))
+        table = harvest(table_games, FeatureConfig(min_count=10), workers=1, progress=False)
+        extractors = {
+            row: FeatureExtractor(FeatureConfig(min_count=10, **kw), table)
+            for row, kw in EXTRACT_ROWS.items()
+        }
 
-    def run(line: str) -> float:
+    def run(line: str) -> tuple[float, int]:
+        """(process seconds, positions: the extract jobs' count, else 0) of one job."""
         kind, *f = line.split("|")
         c = time.process_time()
+        if kind == "extract":
+            if f[0] == "read":
+                n = sum(len(g.moves) for g in iter_games(month, read))
+            else:
+                n = sum(len(extractors[f[0]].game(g)["winner"]) for g in ex_games)
+            return time.process_time() - c, n
         if kind == "playout":
             run_playouts(new_board(int(f[0])), BLACK, 7.5, int(f[2]), 0, None, policy=players[f[1]])
         elif kind == "fbt":
             cfg = SGDConfig(name=f[0], k=10, sample=int(f[1]), epochs=1, batch_size=128)
             _, hist = sgd_epoch(flat, ds.registry, cfg)
-            return float(hist[1]["cpu_seconds"])
+            return float(hist[1]["cpu_seconds"]), 0
         elif kind == "mm":  # three iterations from gamma = 1: their passes, not the setup
             cfg = MMConfig(max_iters=3, tol=0.0, schedule=f[0])
             _, hist = mm_run(flat, ds.registry, cfg)
-            return sum(float(r["cpu_seconds"]) for r in hist[1:])
+            return sum(float(r["cpu_seconds"]) for r in hist[1:]), 0
         else:
             board, to_move = positions[f[1]]
             kw = search_row(f[0], int(board.info[SIZE]))
             Search(SearchConfig(sims=int(f[2]), resign=0, **kw), policy, predictor).run(
                 board, to_move, 7.5
             )
-        return time.process_time() - c
+        return time.process_time() - c, 0
 
     for line in jobs(only):  # compile and warm
-        if line.startswith(("fbt", "mm")):
+        if line.startswith(("fbt", "mm", "extract")):
             run(line)
         elif line.startswith("playout"):
             run(line.rsplit("|", 1)[0] + "|20")
@@ -182,28 +223,35 @@ def worker(args: argparse.Namespace) -> None:
             run(line.rsplit("|", 1)[0] + "|100")
     print("ready", flush=True)
     for line in sys.stdin:
-        print(run(line.strip()), flush=True)
+        print(*run(line.strip()), flush=True)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--trees", required=True, help="checkouts, comma-separated; the first is A")
-    p.add_argument("--policy", required=True, help="policy.npz of train.py features=light")
-    p.add_argument("--model", required=True, help="model.pt for the search's priors")
+    p.add_argument("--policy", help="policy.npz of train.py features=light (playout, search)")
+    p.add_argument("--model", help="model.pt for the search's priors (search)")
     p.add_argument("--data", default="../shared/data", help="folder of tygem-9d-2006-01.zip")
-    p.add_argument("--cache-dir", default="cache", help="where the fbt job's dataset is kept")
+    p.add_argument("--cache-dir", default="cache", help="where the fbt and mm jobs' dataset is kept")
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--only", default="playout,fbt,mm,search")
+    p.add_argument("--extract-games", type=int, default=100, help="games of the extract jobs")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
+    only = set(args.only.split(","))
+    if only & {"playout", "search"} and not (args.policy and args.model):
+        p.error("the playout and search jobs need --policy and --model")
     for name in ("policy", "model", "data", "cache_dir"):
-        setattr(args, name, str(Path(getattr(args, name)).resolve()))
+        if getattr(args, name) is not None:
+            setattr(args, name, str(Path(getattr(args, name)).resolve()))
     if args.worker:
         worker(args)
         return
     trees = [str(Path(t).resolve()) for t in args.trees.split(",")]
-    argv = ["--policy", args.policy, "--model", args.model, "--data", args.data,
-            "--cache-dir", args.cache_dir, "--only", args.only]  # fmt: skip
+    argv = ["--data", args.data, "--cache-dir", args.cache_dir, "--only", args.only,
+            "--extract-games", str(args.extract_games)]  # fmt: skip
+    argv += ["--policy", args.policy] if args.policy else []
+    argv += ["--model", args.model] if args.model else []
     env = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     procs = {}
     for t in trees:
@@ -216,15 +264,20 @@ def main() -> None:
         if proc.stdout.readline().strip() != "ready":
             sys.exit(f"the worker of {t} failed to start")
     best: dict[tuple[str, str], float] = collections.defaultdict(lambda: float("inf"))
+    units: dict[tuple[str, str], int] = {}
     for rnd in range(args.rounds):
-        for line in jobs(set(args.only.split(","))):
+        for line in jobs(only):
             for t in trees if rnd % 2 == 0 else trees[::-1]:
                 procs[t].stdin.write(line + "\n")
                 procs[t].stdin.flush()
-                best[t, line] = min(best[t, line], float(procs[t].stdout.readline()))
-    for line in jobs(set(args.only.split(","))):
+                seconds, n = procs[t].stdout.readline().split()
+                best[t, line] = min(best[t, line], float(seconds))
+                units[t, line] = int(n)
+    for line in jobs(only):
         a = best[trees[0], line]
         cells = " ".join(f"{best[t, line]:.3f}s ({a / best[t, line]:.3f})" for t in trees)
+        if units[trees[0], line]:
+            cells += " " + " ".join(f"{units[t, line] / best[t, line]:,.0f}/s" for t in trees)
         print(f"{line.replace('|', ' '):58s} {cells}", flush=True)
 
 

@@ -158,6 +158,30 @@ def zobrist_hash(color, size: int) -> int:
     return h
 
 
+# --- search ------------------------------------------------------------------
+
+
+def score_of_owners(own, komi: float) -> float:
+    """A finished game's area score, black minus white minus komi, from its owner map
+    (+1 a point black's, -1 white's, 0 dame)."""
+    return sum(1 for x in own if x > 0) - sum(1 for x in own if x < 0) - komi
+
+
+def node_scores(sims) -> dict[int, tuple[int, float, float]]:
+    """sims: (the nodes a simulation passed through, its final score) for each one ->
+    {node: (simulations through it, their mean score, its population standard deviation)}."""
+    through: dict[int, list[float]] = {}
+    for nodes, score in sims:
+        for n in nodes:
+            through.setdefault(n, []).append(score)
+    out = {}
+    for n, scores in through.items():
+        mean = sum(scores) / len(scores)
+        var = sum((x - mean) ** 2 for x in scores) / len(scores)
+        out[n] = (len(scores), mean, math.sqrt(var))
+    return out
+
+
 # --- Bradley-Terry / MM (Coulom 2007, section 2) ------------------------------
 
 

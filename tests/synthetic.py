@@ -140,6 +140,19 @@ def random_position(rnd, size: int, n_moves: int):
     return b, last, last2, ko
 
 
+def random_game(rnd, size: int, n_moves: int, superko: bool):
+    """Play up to n_moves random legal moves (passes 1 time in 20); yield
+    (board before, loc, color) before each move is played on the board."""
+    b = new_board(size)
+    out = np.zeros(b.color.shape[0], np.int64)
+    for _ in range(n_moves):
+        color = int(b.info[TO_MOVE])
+        n = legal_moves(b, color, superko, out)
+        loc = PASS if n == 0 or rnd.random() < 0.05 else int(out[rnd.randrange(n)])
+        yield b, loc, color
+        play(b, loc, color)
+
+
 def random_policy(seed: int, sigma: float = 1.5) -> PatternPolicy:
     """Log-normal gammas for every pattern level and every other level."""
     rs = np.random.default_rng(seed)

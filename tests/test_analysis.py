@@ -18,7 +18,7 @@ from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.analysis.engine import AnalysisEngine, policy_array, setup_board
 from gomove.play.analysis.query import Query, QueryError
 from gomove.play.analysis.server import serve
-from gomove.play.ownership import crf_ownership
+from gomove.play.ownership import crf_ownership, ownership
 from gomove.play.predict import Prediction
 from gomove.play.search.search import Search
 from gomove.play.search.settings import SearchConfig
@@ -60,6 +60,54 @@ def test_a_query_gets_katago_fields_for_the_last_turn(capture_model):
         assert m["lcb"] <= m["winrate"] + 1e-12
         assert m["utility"] == pytest.approx(2 * m["winrate"] - 1)
         assert m["scoreMean"] == m["scoreLead"] and m["scoreStdev"] >= 0
+
+
+@pytest.mark.parametrize("perspective, sign", [("BLACK", 1.0), ("WHITE", -1.0)])
+def test_scores_are_the_searchs_and_the_root_pools_the_moves(capture_model, perspective, sign):
+    """A move's scoreMean = scoreLead and scoreStdev are the mean and spread of the final
+    scores of the simulations the search played through it (the tree's sums, Black's
+    view, in the query's perspective). rootInfo's winrate, scoreLead and scoreStdev are
+    the moves' pooled by their visits, as KataGo's are, and so the root node's own: every
+    simulation passes through one of its moves."""
+    engine = make_engine(capture_model)
+    (r,) = answers(engine, moves=[["B", "E5"], ["W", "C3"]], maxVisits=200, komi=6.5,
+                   overrideSettings={"reportAnalysisWinratesAs": perspective})  # fmt: skip
+    s = engine.searches[9]
+    t, root = s.tree, s.root
+    f, k = int(t.first[root]), int(t.nchild[root])
+    infos = r["moveInfos"]
+    visits = np.array([m["visits"] for m in infos])
+    assert visits.sum() == t.visits[root] == 200 and len(infos) > 1
+    for m in infos:
+        child = f + int(np.nonzero(t.move[f : f + k] == gtp_to_loc(m["move"], 9))[0][0])
+        n = t.visits[child]
+        mean = t.score_sum[child] / n
+        assert m["visits"] == n and m["scoreMean"] == m["scoreLead"]
+        assert m["scoreLead"] == pytest.approx(sign * mean, abs=1e-9)
+        assert m["scoreStdev"] == pytest.approx(np.sqrt(t.score_sq[child] / n - mean**2))
+    assert len({m["scoreLead"] for m in infos}) > 1
+    info = r["rootInfo"]
+    pooled = visits @ [m["scoreLead"] for m in infos] / 200
+    assert info["scoreLead"] == pytest.approx(pooled, abs=1e-9)
+    assert info["winrate"] == pytest.approx(visits @ [m["winrate"] for m in infos] / 200)
+    mean = t.score_sum[root] / 200
+    assert info["scoreLead"] == pytest.approx(sign * mean, abs=1e-9)
+    assert info["scoreStdev"] == pytest.approx(np.sqrt(t.score_sq[root] / 200 - mean**2))
+
+
+def test_before_a_visit_the_root_is_128_playouts():
+    """A search stopped before its first simulation: no moves, and the root's scores and
+    map are those of 128 playouts from the position (seeded by the turn)."""
+    engine = make_engine()
+    q = Query.parse({"id": "q", "boardXSize": 9, "boardYSize": 9, "moves": [["B", "E5"]],
+                     "komi": 6.5, "includeOwnership": True}, 16)  # fmt: skip
+    ((turn, board, passes),) = engine.positions(q)
+    r = engine.analyse_turn(q, turn, board, passes, lambda x: None, stop=lambda: True)
+    assert r["moveInfos"] == [] and r["rootInfo"]["visits"] == 0
+    want = ownership(board, WHITE, 128, 6.5, seed=turn, policy=engine.policy)
+    assert r["rootInfo"]["scoreLead"] == want.mean_score
+    assert r["rootInfo"]["scoreStdev"] == want.score_stdev
+    assert r["ownership"] == pytest.approx((want.black - want.white)[::-1].reshape(-1), abs=1e-6)
 
 
 def test_policy_array_is_top_row_first_then_pass():

@@ -9,6 +9,7 @@ import reference as ref
 from board_ascii import board_from, loc_of, parse, to_text, to_text_grid
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic import random_game
 
 from gomove.board.board import (
     BLACK,
@@ -26,6 +27,8 @@ from gomove.board.board import (
     copy_board,
     count_libs,
     hash_after,
+    history_set,
+    in_history_set,
     is_legal,
     is_superko,
     legal_moves,
@@ -716,19 +719,6 @@ def test_libs_after_examples():
 # --- property tests on random legal games -----------------------------------
 
 
-def random_game(rnd, size: int, n_moves: int, superko: bool):
-    """Play up to n_moves random legal moves (passes 1 time in 20); yield
-    (board before, loc, color) before each move is played on the board."""
-    b = new_board(size)
-    out = np.zeros(b.color.shape[0], np.int64)
-    for _ in range(n_moves):
-        color = int(b.info[TO_MOVE])
-        n = legal_moves(b, color, superko, out)
-        loc = PASS if n == 0 or rnd.random() < 0.05 else int(out[rnd.randrange(n)])
-        yield b, loc, color
-        play(b, loc, color)
-
-
 @settings(max_examples=80, deadline=None)
 @given(
     rnd=st.randoms(use_true_random=False),
@@ -815,3 +805,20 @@ def test_random_positions_every_move_against_oracle(rnd, size, n_moves):
             after, _ = ref.after_move(b.color, loc, color, size)
             assert int(h) == ref.zobrist_hash(after, size)
             assert is_superko(b, loc, color) == (int(h) in history)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    stored=st.lists(st.integers(0, 2**20 - 1), max_size=300),
+    probes=st.lists(st.integers(0, 2**20 - 1), max_size=50),
+    shift=st.sampled_from([0, 12, 44]),
+)
+def test_history_set_is_a_set(stored, probes, shift):
+    """history_set(hist, n) holds exactly hist[:n] (legal_moves' superko test): every
+    stored hash and none other is found, the empty board's hash 0 included; shifted
+    left, many hashes share their low bits and so their first slot."""
+    values = [v << shift for v in stored]
+    hist = np.array(values + [7 << shift, 9 << shift], dtype=np.uint64)  # past n: not held
+    table = history_set(hist, len(values))
+    for v in values + [p << shift for p in probes] + [0, 7 << shift, 9 << shift]:
+        assert in_history_set(table, np.uint64(v)) == (v in values), v

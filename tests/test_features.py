@@ -46,6 +46,8 @@ from gomove.features.tactical import (
     atari_is_ladder,
     coulom_distance,
     ladder_captured,
+    new_reader,
+    tactical_into,
     tactical_levels,
 )
 
@@ -617,6 +619,30 @@ def test_ladder_memo_is_filled_per_string():
     assert memo[head] == 1
     assert np.count_nonzero(memo != -1) == 1
     assert out[0, CAPTURE_COL] == 5 and out[1, PASS_COL] == 1
+
+
+@settings(max_examples=15, deadline=None)
+@given(rnd=st.randoms(use_true_random=False), size=st.sampled_from([9, 13]))
+def test_one_reader_for_a_whole_game(rnd, size):
+    """tactical_into with one Reader kept over every position of a random game (its
+    scratch boards and their mark generations reused, as a replay's visitor keeps it)
+    gives the levels and the ladder memo of tactical_levels with a reader of its own
+    (checked against the oracle below), for both colours."""
+    b = new_board(size)
+    reader = new_reader(b.color.shape[0])
+    cands = np.zeros(size * size + 1, np.int64)
+    for _ in range(rnd.randrange(40, 160)):
+        color = int(b.info[TO_MOVE])
+        for player in (color, 3 - color):
+            n = legal_moves(b, player, False, cands)
+            cands[n] = PASS
+            memo = [np.full(b.color.shape[0], -1, np.int64) for _ in range(2)]
+            out = [np.zeros((n + 1, N_TACTICAL), np.int64) for _ in range(2)]
+            tactical_levels(b, player, cands, n + 1, memo[0], out[0])
+            tactical_into(b, player, cands, n + 1, memo[1], reader, out[1])
+            assert np.array_equal(out[0], out[1]) and np.array_equal(memo[0], memo[1])
+        n = legal_moves(b, color, False, cands)
+        play(b, PASS if n == 0 else int(cands[rnd.randrange(n)]), color)
 
 
 # --- random positions against the oracle -------------------------------------------

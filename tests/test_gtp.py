@@ -30,6 +30,7 @@ import pytest
 from sgfmill import sgf
 
 from gomove.board.board import BLACK, WHITE, new_board, play
+from gomove.board.coords import gtp_to_loc
 from gomove.cli.gtp import add_engine_args, build_engine
 from gomove.cli.gtp import main as gtp_main
 from gomove.cli.match import main as match_main
@@ -110,19 +111,19 @@ def test_preprocess_and_parse():
 
 def parse_info(line: str) -> list[dict]:
     """An independent reader of Leela Zero / KataGo info lines: [{key: value}] per move,
-    plus {'ownership': [...]} when present."""
+    plus {'rootInfo': True, key: value} and {'ownership': [...]} when present."""
     tokens = line.split()
     assert tokens[0] == "info", line
     moves: list[dict] = []
     i = 0
     while i < len(tokens):
         t = tokens[i]
-        if t == "info":
-            moves.append({})
+        if t in ("info", "rootInfo"):
+            moves.append({"rootInfo": True} if t == "rootInfo" else {})
             i += 1
         elif t == "pv":
             j = i + 1
-            while j < len(tokens) and tokens[j] not in ("info", "ownership"):
+            while j < len(tokens) and tokens[j] not in ("info", "rootInfo", "ownership"):
                 j += 1
             moves[-1]["pv"] = tokens[i + 1 : j]
             i = j
@@ -188,6 +189,42 @@ def test_lz_and_kata_analyze_lines_parse(capture_model):
     assert text[0] == "=" and text[-3].startswith("play ") and text[-2:] == ["", ""]
     assert all(x.startswith("info") for x in text[1:-3])
     assert len(e.game.moves) == 3
+
+
+def test_kata_analyze_carries_the_searchs_scores(capture_model):
+    """kata-analyze's moves carry scoreMean = scoreLead and scoreStdev after the winrate,
+    in KataGo's order: the mean and spread of the final scores of the search's
+    simulations through the move (the tree's, Black's view), for the colour analysed;
+    rootInfo true adds the root's view, the moves pooled, the root node's own."""
+    e = engine(capture_model)
+    for cmd in ("boardsize 9", "komi 6.5", "play b E5", "play w C3", "play b G7"):
+        answer(e, cmd, lambda s: None, lambda: False)
+    out: list[str] = []
+    calls = iter(range(10))
+    answer(e, "kata-analyze w interval 5 rootInfo true", out.append, lambda: next(calls) >= 1)
+    line = [x for x in "".join(out).split("\n") if x.startswith("info")][-1]
+    *moves, root = parse_info(line)
+    assert root["rootInfo"] and len(moves) > 1
+    assert list(moves[0]) == ["move", "visits", "winrate", "scoreMean", "scoreStdev",
+                              "scoreLead", "prior", "lcb", "order", "pv"]  # fmt: skip
+    t, r = e.search.tree, e.search.root
+    f, k = int(t.first[r]), int(t.nchild[r])
+    for m in moves:
+        child = f + int(np.nonzero(t.move[f : f + k] == gtp_to_loc(m["move"], 9))[0][0])
+        n = t.visits[child]
+        mean = t.score_sum[child] / n
+        assert int(m["visits"]) == n and m["scoreMean"] == m["scoreLead"]
+        assert float(m["scoreLead"]) == pytest.approx(-mean, abs=1e-5)  # White's view
+        assert float(m["scoreStdev"]) == pytest.approx(np.sqrt(t.score_sq[child] / n - mean**2),
+                                                       abs=1e-5)  # fmt: skip
+    n = t.visits[r]
+    mean = t.score_sum[r] / n
+    assert int(root["visits"]) == n
+    assert float(root["winrate"]) == pytest.approx(1 - t.wins[r] / n, abs=1e-5)
+    assert float(root["scoreMean"]) == float(root["scoreLead"])
+    assert float(root["scoreLead"]) == pytest.approx(-mean, abs=1e-5)
+    assert float(root["scoreStdev"]) == pytest.approx(np.sqrt(t.score_sq[r] / n - mean**2),
+                                                      abs=1e-5)  # fmt: skip
 
 
 def test_gogui_analyze(capture_model):

@@ -15,6 +15,8 @@ Invariants checked:
   failing run raises RunFailed with its log;
 - bench's games come from --data, $GOMOVE_DATA or ../shared/data from the
   current directory, else the embedded sample with a note saying why;
+- ``bench extract`` prints a row for every stage, the full extraction's and the
+  dataset build's against the per-core target;
 - the experiments' rows load from gomove/configs/experiment (results_table's
   rows as they were as a Python list); an unknown name fails naming the
   known ones.
@@ -29,7 +31,8 @@ import numpy as np
 import pytest
 from synthetic import tiny_overrides
 
-from gomove.bench.common import DATA_ENV, bench_config, games_path
+from gomove.bench.common import DATA_ENV, bench_config, games_path, load_games
+from gomove.bench.extraction import bench_extract
 from gomove.data.extractor import FeatureExtractor
 from gomove.experiment.runs import (
     History,
@@ -197,3 +200,23 @@ def test_bench_data_folder(tmp_path, monkeypatch):
     assert games_path() == (str(elsewhere / archive), None)
     assert games_path(str(shared)) == (str(shared / archive), None)  # a folder with it
     assert games_path("games.zip") == ("games.zip", None)  # any other path as it is
+
+
+def test_bench_extract_rows():
+    """bench extract on 4 sample games: one row per stage in order, each with its
+    positions and rates; the full extraction (one process and every core) and the dataset
+    build carry the per-core target."""
+    path = sample_path("gnugo-train")
+    games = load_games(path, 4, superko=True)
+    rows = bench_extract(games, games, min_count=2, workers=2, path=path)
+    stages = ["harvest", "parse", "read", "replay", "legal", "tactical", "shapes", "full",
+              "encode", "full", "dataset"]  # fmt: skip
+    assert [r["stage"] for r in rows] == stages
+    assert all(r["bench"] == "extract" and r["positions"] > 0 for r in rows)
+    assert all(r["positions_per_s"] > 0 and r["us_per_position"] > 0 for r in rows)
+    target = bench_config().targets.extract_positions_per_s_per_core
+    for r in rows:
+        if r["stage"] in ("full", "dataset"):
+            assert r["target_per_core"] == target and r["ok"] == (r["per_core"] >= target)
+    assert [r["processes"] for r in rows[-3:]] == [1, 2, 2]
+    assert rows[-1]["games"] == 4 and rows[-1]["positions"] == rows[-2]["positions"]

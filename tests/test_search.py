@@ -14,7 +14,10 @@
   (prior_even, and prior_local by the common-fate-graph distance from the last
   move), which the selection counts and AMAF opening moves along;
 - it passes only when the board as it stands and the board without its dead
-  stones (the referee's count) give the same winner.
+  stones (the referee's count) give the same winner;
+- every node's score statistics are those of the simulations through it, as a
+  re-count of a search run one simulation at a time finds them, and the root's
+  view pools its moves by their visits.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import reference as ref
 from board_ascii import board_from
 from sgfmill import boards
 
-from gomove.board.board import BLACK, WHITE, new_board
+from gomove.board.board import BLACK, WHITE, new_board, play
 from gomove.board.coords import PASS, from_loc, gtp_to_loc, to_loc
 from gomove.board.replay import play_moves
 from gomove.board.scoring import area_score, area_score_judged, judged_dead
@@ -44,9 +47,10 @@ from gomove.play.search.kernels import (
     select_child,
 )
 from gomove.play.search.presets import pachi_prior
-from gomove.play.search.search import RESIGN, MoveInfo, Search, checked_pass
+from gomove.play.search.search import RESIGN, MoveInfo, Search, checked_pass, root_view
 from gomove.play.search.settings import SearchConfig
 from gomove.play.search.tree import (
+    N_NODES,
     add_children,
     new_tree,
     open_by_amaf,
@@ -458,3 +462,65 @@ def test_checked_pass_plays_on_when_the_referee_would_disagree():
     own[8, 0] = -0.8  # the stone lives: both counts say white wins
     assert checked_pass(b, 7.5, own, moves).loc == PASS
     assert SearchConfig().pass_check
+
+
+@pytest.mark.parametrize("config", [
+    dict(playouts="uniform", pw=False, rave=False),
+    dict(playouts="pattern", pw=True, rave=True, pw_base=0, promote_at=4, prior_even=4),
+])  # fmt: skip
+def test_scores_are_those_of_the_simulations_through_each_node(capture_model, config):
+    """A search run one simulation at a time: each simulation's nodes are those whose
+    visits grew, its final score is re-counted from its owner map (the search's
+    ownership of that one simulation, reference.score_of_owners). Every node's score
+    sums are those simulations' (reference.node_scores), each root move's score_mean
+    and score_stdev their mean and spread for White, the colour to move, and
+    root_view's the root's own: all the simulations, pooled from the moves."""
+    size, komi = 9, 6.5
+    board = new_board(size)
+    for color, v in ((BLACK, "E5"), (WHITE, "C3"), (BLACK, "G7")):
+        play(board, gtp_to_loc(v, size), color)
+    s = Search(SearchConfig(sims=1, resign=0, seed=5, **config), PatternPolicy.neutral(),
+               capture_model)  # fmt: skip
+    sims, before = [], np.zeros(0, np.int64)
+    for _ in range(150):
+        res = s.run(board, WHITE, komi)
+        visits = s.tree.visits[: s.tree.info[N_NODES]].copy()
+        grew = visits > np.pad(before, (0, len(visits) - len(before)))
+        score = ref.score_of_owners(res.ownership.ravel(), komi)
+        sims.append((np.nonzero(grew)[0].tolist(), score))
+        before = visits
+    assert len({score for _, score in sims}) > 5  # the scores vary
+    want = ref.node_scores(sims)
+    t = s.tree
+    for n, (count, mean, stdev) in want.items():
+        assert t.visits[n] == count
+        assert t.score_sum[n] / count == pytest.approx(mean, abs=1e-9)
+        assert np.sqrt(t.score_sq[n] / count - mean**2) == pytest.approx(stdev, abs=1e-6)
+    f, k = int(t.first[s.root]), int(t.nchild[s.root])
+    moves = s.root_moves()
+    assert sum(m.visits for m in moves) == 150 and len(moves) > 1
+    for m in moves:
+        child = f + int(np.nonzero(t.move[f : f + k] == m.loc)[0][0])
+        count, mean, stdev = want[child]
+        assert m.visits == count
+        assert m.score_mean == pytest.approx(-mean, abs=1e-9)  # White's view
+        assert m.score_stdev == pytest.approx(stdev, abs=1e-6)
+    root = root_view(moves)
+    count, mean, stdev = want[s.root]
+    assert root.visits == count == 150
+    assert root.score_mean == pytest.approx(-mean, abs=1e-9)
+    assert root.score_stdev == pytest.approx(stdev, abs=1e-6)
+    wins = sum(m.visits * m.winrate for m in moves) / 150
+    assert root.winrate == pytest.approx(wins) == pytest.approx(1 - t.wins[s.root] / 150)
+
+
+def test_root_view_pools_the_moves():
+    """The pooled spread is the moves' spreads and the spread of their means together
+    (the variance of all their simulations); no visits: no view."""
+    a = MoveInfo(PASS, 3, 0.2, 0.1, 0.0, [], score_mean=1.0, score_stdev=2.0)
+    b = MoveInfo(PASS, 1, 0.6, 0.1, 0.0, [], score_mean=5.0, score_stdev=0.0)
+    v = root_view([a, b])  # E[x^2]: a's 4 + 1 three times, b's 25 once
+    assert v.visits == 4 and v.winrate == pytest.approx(0.3) and v.score_mean == pytest.approx(2)
+    var = (3 * (4 + 1) + 1 * 25) / 4 - 2**2
+    assert v.score_stdev == pytest.approx(np.sqrt(var))
+    assert root_view([replace(a, visits=0)]) is None

@@ -47,7 +47,7 @@ class Options:
 def _extract(o: Options) -> list[dict]:
     n = len(o.games)
     hv = load_games(o.path, o.harvest_games) if o.harvest_games > n else o.games
-    return bench_extract(o.games, hv)
+    return bench_extract(o.games, hv, path=o.path)
 
 
 def _playout(o: Options) -> list[dict]:

@@ -366,23 +366,28 @@ def is_legal(b: Board, loc: int, color: int) -> bool:
     return is_legal_arrays(b.color, b.head, b.libs, b.info, loc, color)
 
 
-@njit(cache=True)
-def hash_after(b: Board, loc: int, color: int) -> np.uint64:
-    """Zobrist hash of the position after a (legal) move, without playing it."""
-    h = b.zhash[0]
+@njit(cache=True, inline="always")
+def hash_after_arrays(bc, head, nxt, libs, w: int, h: np.uint64, loc: int, color: int) -> np.uint64:
+    """hash_after on the board's arrays (bc = b.color), h the board's hash (b.zhash[0])."""
     if loc == PASS:
         return h
     h ^= ZKEYS[color, loc]
     opp = 3 - color
-    for hh in adjacent_strings(b, loc, opp):
-        if hh != -1 and b.libs[hh] == 1:
+    for hh in adjacent_heads(bc, head, w, loc, opp):
+        if hh != -1 and libs[hh] == 1:
             s = hh
             while True:
                 h ^= ZKEYS[opp, s]
-                s = b.nxt[s]
+                s = nxt[s]
                 if s == hh:
                     break
     return h
+
+
+@njit(cache=True)
+def hash_after(b: Board, loc: int, color: int) -> np.uint64:
+    """Zobrist hash of the position after a (legal) move, without playing it."""
+    return hash_after_arrays(b.color, b.head, b.nxt, b.libs, b.info[W], b.zhash[0], loc, color)
 
 
 @njit(cache=True)
@@ -441,17 +446,73 @@ def setup_stone(b: Board, loc: int, color: int) -> None:
 
 
 @njit(cache=True)
+def history_set(hist: np.ndarray, n: int) -> np.ndarray:
+    """The hashes hist[:n] as an open-addressing set (uint64[2^k], 0 = an empty slot;
+    slot 0's last word holds 1 when hash 0, the empty board's, is among them): is_superko's
+    linear scan as one probe a move, for legal_moves."""
+    cap = 4
+    while cap < 2 * n + 2:
+        cap *= 2
+    table = np.zeros(cap + 1, np.uint64)
+    mask = np.uint64(cap - 1)
+    for i in range(n):
+        h = hist[i]
+        if h == 0:
+            table[cap] = 1
+            continue
+        j = h & mask
+        while table[j] != 0 and table[j] != h:
+            j = (j + np.uint64(1)) & mask
+        table[j] = h
+    return table
+
+
+@njit(cache=True, inline="always")
+def in_history_set(table: np.ndarray, h: np.uint64) -> bool:
+    """Is h one of the hashes history_set(hist, n) holds?"""
+    cap = table.shape[0] - 1
+    if h == 0:
+        return table[cap] == 1
+    mask = np.uint64(cap - 1)
+    j = h & mask
+    while table[j] != 0:
+        if table[j] == h:
+            return True
+        j = (j + np.uint64(1)) & mask
+    return False
+
+
+@njit(cache=True)
 def legal_moves(b: Board, color: int, superko: bool, out: np.ndarray) -> int:
-    """Write every legal on-board move of color into out; return the count (pass excluded)."""
-    size = b.info[SIZE]
-    w = b.info[W]
+    """Write every legal on-board move of color into out; return the count (pass excluded).
+
+    With superko, the moves is_superko refuses are left out (their hash_after looked up
+    in a set of the history, built once a call).
+    """
+    n_hist = min(b.info[NHIST], b.hist.shape[0]) if superko else 0
+    return legal_into(b, color, superko, history_set(b.hist, n_hist), out)
+
+
+@njit(cache=True, _nrt=False)
+def legal_into(b: Board, color: int, superko: bool, seen: np.ndarray, out: np.ndarray) -> int:
+    """legal_moves' loop, seen its history_set; compiled without numba's reference
+    counting (it allocates nothing), which cost more than the rules' checks."""
+    bc, head, nxt, libs, _, _, info, zhash, _ = b
+    size = info[SIZE]
+    w = info[W]
+    h = zhash[0]
     n = 0
     for r in range(size):
         for c in range(size):
             loc = (r + 1) * w + c + 1
-            if is_legal(b, loc, color) and not (superko and is_superko(b, loc, color)):
-                out[n] = loc
-                n += 1
+            if not is_legal_arrays(bc, head, libs, info, loc, color):
+                continue
+            if superko and in_history_set(
+                seen, hash_after_arrays(bc, head, nxt, libs, w, h, loc, color)
+            ):
+                continue
+            out[n] = loc
+            n += 1
     return n
 
 

@@ -375,6 +375,7 @@ def _extract(job: _Extraction, folder: Path, key: str, progress: bool) -> None:
 
     total = -(-read_cfg.max_games // n_parts) if read_cfg.max_games else None
     bar = tqdm(total=total, desc=f"extract {kind}", unit="game", disable=not progress)
+    positions = 0  # extracted by this run, for the bar's rate
 
     def todo():
         for index, chunk in enumerate(chunks()):
@@ -397,6 +398,10 @@ def _extract(job: _Extraction, folder: Path, key: str, progress: bool) -> None:
             write_progress(folder, {"key": key, "chunks": n_done, "files": files,
                                     "carry": appender.carry_state(), "totals": totals,
                                     "group_max": group_max.tolist()})  # fmt: skip
+            positions += counts["positions"]
+            elapsed = bar.format_dict["elapsed"]
+            if elapsed > 0:
+                bar.set_postfix_str(f"{positions / elapsed:,.0f} positions/s", refresh=False)
             bar.update(counts["games"])
         appender.finish()
         appender.commit()

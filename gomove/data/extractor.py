@@ -28,7 +28,7 @@ from gomove.features.pattern_table import PatternTable
 from gomove.features.patterns import make_templates
 from gomove.features.registry import SHAPE_GROUP, Group, Registry
 from gomove.features.small import level_names as small_level_names
-from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS
+from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS, Reader, new_reader
 
 
 class FeatureExtractor:
@@ -61,6 +61,7 @@ class FeatureExtractor:
             groups.append(Group("small", small_level_names()))
         self.registry = Registry(groups)
         self._position_visitors: dict[int, FeatureVisitor] = {}
+        self._readers: dict[int, Reader] = {}  # the ladder reader's scratch, by board size
 
     def shape_radius(self) -> np.ndarray:
         """int64[F]: the radius of each shape feature's pattern, 0 for other features."""
@@ -78,8 +79,13 @@ class FeatureExtractor:
         return np.where(radius <= self.cfg.small_max_radius, small, 0).astype(np.uint16)
 
     def visitor(self, size: int, n_moves: int) -> FeatureVisitor:
-        """The replay visitor (gomove.data.visitor) filling this config's groups for a game."""
+        """The replay visitor (gomove.data.visitor) filling this config's groups for a game;
+        the visitors of one size share one ladder reader (its boards are scratch, and
+        allocating them cost more than a short game's reading)."""
         cfg = self.cfg
+        reader = self._readers.get(size)
+        if reader is None and cfg.tactical:
+            reader = self._readers[size] = new_reader((size + 2) ** 2)
         return FeatureVisitor.new(
             size,
             n_moves,
@@ -96,6 +102,7 @@ class FeatureExtractor:
             n_playouts=cfg.mc_owner_playouts,
             owner_seed=cfg.mc_owner_seed,
             max_moves=default_max_moves(size),
+            reader=reader,
         )
 
     def _columns(self, v: FeatureVisitor, total: int) -> dict[str, np.ndarray]:

@@ -27,24 +27,26 @@ import logging
 import multiprocessing as mp
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, types
+from numba.extending import overload
 from numba.typed import Dict
 from tqdm import tqdm
 
 from gomove.atomic import atomic_save_npz
-from gomove.board.replay import game_arrays, replay, start_board
-from gomove.data.visitor import FeatureVisitor
+from gomove.board.board import TO_MOVE
+from gomove.board.coords import PASS
+from gomove.board.replay import game_arrays, is_visitor, replay, start_board, visit
 from gomove.features.config import FeatureConfig
 from gomove.features.pattern_table import PatternTable
-from gomove.features.patterns import Templates, make_templates
+from gomove.features.patterns import Templates, make_templates, pattern_hashes, pattern_states
 
 log = logging.getLogger(__name__)
 
 CHUNK_GAMES = 25  # games hashed per task (and per saved part)
 STONE_WORDS = 3  # 2 bits for each of the 72 points of radius 10
-_NO_LEVELS = np.zeros(1, np.int32)  # harvesting reads no light levels
 
 
 @njit(cache=True)
@@ -117,15 +119,56 @@ def _dump(counts) -> tuple[np.ndarray, np.ndarray]:
     return keys, vals
 
 
+class HarvestVisitor(NamedTuple):
+    """The harvest's replay visitor (gomove.board.replay): before each move, the
+    canonical hash of every template radius around the move (patterns.pattern_hashes;
+    0 for a pass) and the states of the largest template's points (pattern_states)."""
+
+    dx: np.ndarray  # the templates (patterns.Templates)
+    dy: np.ndarray
+    ends: np.ndarray
+    perm: np.ndarray
+    keys: np.ndarray
+    hashes_out: np.ndarray  # uint64[N, R]
+    states_out: np.ndarray  # uint8[N, P]
+    hashes: np.ndarray  # uint64[R]: scratch
+
+    @classmethod
+    def new(cls, n_moves: int, t: Templates) -> HarvestVisitor:
+        n_radii = len(t.radii)
+        return cls(
+            t.dx, t.dy, t.ends, t.perm, t.keys,
+            np.zeros((n_moves, n_radii), np.uint64),
+            np.zeros((n_moves, int(t.ends[-1])), np.uint8),
+            np.empty(n_radii, np.uint64),
+        )  # fmt: skip
+
+
+@overload(visit, jit_options={"cache": True})
+def _visit_harvest(visitor, b, i, loc, color):
+    if not is_visitor(visitor, HarvestVisitor):
+        return None
+
+    def impl(visitor, b, i, loc, color):
+        v = visitor
+        b.info[TO_MOVE] = color
+        if loc == PASS:
+            v.hashes_out[i, :] = 0
+        else:
+            pattern_hashes(b, loc, color, v.dx, v.dy, v.ends, v.perm, v.keys, v.hashes)
+            v.hashes_out[i, :] = v.hashes
+            pattern_states(b, loc, color, v.dx, v.dy, v.states_out[i])
+        return False
+
+    return impl
+
+
 def played_hashes(game, t: Templates) -> tuple[np.ndarray, np.ndarray]:
     """uint64[N, R]: the canonical hash of every radius around every move (0 for a pass),
     and uint8[N, P] the largest template's point states, from one replay with the
-    features' visitor (gomove.data.visitor) in harvest mode."""
+    HarvestVisitor."""
     ga = game_arrays(game)
-    no_table = np.zeros(16, np.uint64), np.zeros(16, np.int32)
-    v = FeatureVisitor.new(
-        ga.size, len(ga.locs), t, *no_table, _NO_LEVELS, superko=False, harvest=True
-    )
+    v = HarvestVisitor.new(len(ga.locs), t)
     replay(start_board(ga), ga.locs, ga.colors, v)
     return v.hashes_out, v.states_out
 
@@ -210,8 +253,13 @@ def count_patterns(
     pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
     try:
         results = pool.imap(_game_hashes, tasks) if pool else map(_game_hashes, tasks)
+        positions = 0
         for n_games, hashes, states, was_saved in results:
             count_sightings(hashes, states, t.ends, bits, bloom_k, counts, stones)
+            positions += len(hashes)
+            elapsed = bar.format_dict["elapsed"]
+            if elapsed > 0:
+                bar.set_postfix_str(f"{positions / elapsed:,.0f} positions/s", refresh=False)
             bar.update(n_games)
             reused += was_saved
     finally:

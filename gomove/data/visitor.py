@@ -2,23 +2,25 @@
 
 ``FeatureVisitor`` is the replay driver's visitor (gomove.board.replay): before
 each move it fills, for the position with that move to play, what its switches
-ask for, so extraction, harvesting and the light features share one compiled
-pass over the game:
+ask for, so the full and the light features share one compiled pass over the
+game (the harvest has a visitor of its own, gomove.data.harvest.HarvestVisitor:
+a visitor's every field goes along each call of the replay's hook, so a job's
+visitor holds that job's arrays alone):
 
 - candidates: every legal move of the player to move (superko optional), in
   loc order, then pass last; the played move's index among them is the
   position's ``winner`` (-1, and no rows, when it is not a candidate: a
   superko violation the reader let through).
 - per candidate, one row of each enabled group (the groups of gomove.features):
-  ``tactical`` (Coulom's groups, tactical.py's columns), ``light`` (light.py's
+  ``tactical`` (Coulom's groups, tactical.py's columns; its ladders read on the
+  visitor's tactical.Reader), ``light`` (light.py's
   groups, the pattern column as its level), ``shapes`` (the largest harvested
-  pattern, patterns.match_largest, 0 for none and for pass), ``mc_owner`` (the
+  pattern, patterns.match_largest, 0 for none and for pass; every point's
+  hashes kept along the replay in a pattern_state.PatternState, so that a
+  position costs the points its move changed), ``mc_owner`` (the
   Monte-Carlo owner level, mc_owner.py; its uniform playouts, ``owner_counts``, run
   on a copy before anything else touches the position, seeded by position),
   ``small`` (Stern's small vector + 1, small.py; 0 for pass).
-- ``harvest``: the canonical hash of every template radius around the played
-  move (0 for a pass) and the states of the largest template's points, for the
-  pattern counts and drawings of gomove.data.harvest; no candidates.
 
 Rows of kept positions go back to back into the ``*_out`` arrays;
 ``pos_start[i]:pos_start[i + 1]`` are move i's. ``FeatureVisitor.new`` sizes
@@ -39,9 +41,15 @@ from gomove.board.replay import is_visitor, visit
 from gomove.features.levels import CAPTURE_COL, EXTENSION_COL, PASS_COL, SELF_ATARI_COL
 from gomove.features.light import CONTIGUITY_COL, N_LIGHT, PATTERN_COL, light_levels
 from gomove.features.mc_owner import owner_level
-from gomove.features.patterns import Templates, match_largest, pattern_hashes, pattern_states
+from gomove.features.pattern_state import (
+    PatternState,
+    new_pattern_state,
+    shape_level,
+    sync_pattern_state,
+)
+from gomove.features.patterns import Templates
 from gomove.features.small import small_vector
-from gomove.features.tactical import N_TACTICAL, tactical_levels
+from gomove.features.tactical import N_TACTICAL, Reader, new_reader, tactical_into
 from gomove.playout.driver import run_games
 from gomove.playout.rng import position_seed
 from gomove.playout.uniform import UNIFORM
@@ -75,13 +83,7 @@ class FeatureVisitor(NamedTuple):
     light: bool
     shapes: bool
     mc_owner: bool
-    harvest: bool
-    # shape templates (patterns.Templates) and the harvested patterns' lookup table
-    dx: np.ndarray
-    dy: np.ndarray
-    ends: np.ndarray
-    perm: np.ndarray
-    keys: np.ndarray
+    # the harvested patterns' lookup table
     tkeys: np.ndarray
     tvals: np.ndarray
     raw_to_level: np.ndarray  # int32[light.N_RAW]: pattern3x3 level of a raw 3x3 code
@@ -96,17 +98,16 @@ class FeatureVisitor(NamedTuple):
     cand_out: np.ndarray  # int16[C]
     pos_start: np.ndarray  # int64[N + 1]
     winner: np.ndarray  # int64[N]
-    hashes_out: np.ndarray  # uint64[N, R] (harvest)
-    states_out: np.ndarray  # uint8[N, P] (harvest): the largest template's point states
     # scratch
     cands: np.ndarray  # int64[size * size + 1]
     tac: np.ndarray  # int64[size * size + 1, N_TACTICAL]
-    hashes: np.ndarray  # uint64[R]
     memo: np.ndarray  # int64[L] ladder memo of tactical_levels
     counts: np.ndarray  # int64[size * size] MC-owner counts
     total: np.ndarray  # int64[1] rows written so far
     small: bool  # Stern's small vector (small.py), level = vector + 1, 0 for pass
     small_out: np.ndarray  # uint16[C]
+    pattern: PatternState  # every point's pattern hashes (shapes; a 0-point board without)
+    reader: Reader  # the ladder reader's scratch boards (tactical)
 
     @classmethod
     def new(
@@ -123,25 +124,27 @@ class FeatureVisitor(NamedTuple):
         light: bool = False,
         shapes: bool = False,
         mc_owner: bool = False,
-        harvest: bool = False,
         small: bool = False,
         n_playouts: int = 0,
         owner_seed: int = 0,
         max_moves: int = 0,
+        reader: Reader | None = None,
     ) -> FeatureVisitor:
-        """A visitor for a game of n_moves on a size x size board, its outputs sized."""
+        """A visitor for a game of n_moves on a size x size board, its outputs sized.
+
+        reader: the ladder reader's scratch boards for this size (a new one when None):
+        the visitors of one process may share one, in turn, as their scratch.
+        """
         npts = size * size + 1
         rows = n_moves * npts if (tactical or light or shapes or mc_owner or small) else 0
-        n_radii = len(templates.radii)
 
         def rows_of(on: bool, dtype, width: int | None = None) -> np.ndarray:
             n = rows if on else 0
             return np.empty((n, width) if width else n, dtype=dtype)
 
         return cls(
-            superko, tactical, light, shapes, mc_owner, harvest,
-            templates.dx, templates.dy, templates.ends, templates.perm, templates.keys,
-            tkeys, tvals, raw_to_level, int(n_playouts), int(owner_seed), int(max_moves),
+            superko, tactical, light, shapes, mc_owner, tkeys, tvals, raw_to_level,
+            int(n_playouts), int(owner_seed), int(max_moves),
             rows_of(tactical, np.uint8, N_TACTICAL),
             rows_of(light, np.int32, N_LIGHT),
             rows_of(shapes, np.int32),
@@ -149,16 +152,15 @@ class FeatureVisitor(NamedTuple):
             rows_of(True, np.int16),
             np.zeros(n_moves + 1, np.int64),
             np.full(n_moves, -1, np.int64),
-            np.zeros((n_moves if harvest else 0, n_radii), np.uint64),
-            np.zeros((n_moves if harvest else 0, int(templates.ends[-1])), np.uint8),
             np.empty(npts, np.int64),
             np.empty((npts, N_TACTICAL), np.int64),
-            np.empty(n_radii, np.uint64),
             np.empty((size + 2) ** 2, np.int64),
             np.zeros(size * size, np.int64),
             np.zeros(1, np.int64),
             small,
             rows_of(small, np.uint16),
+            new_pattern_state(size if shapes else 0, templates),
+            reader if reader is not None else new_reader((size + 2) ** 2 if tactical else 0),
         )  # fmt: skip
 
     @property
@@ -178,13 +180,6 @@ def _visit_features(visitor, b, i, loc, color):
             seed = position_seed(v.owner_seed, b.zhash[0], i)
             owner_counts(b, color, v.n_playouts, seed, v.max_moves, v.counts)
         b.info[TO_MOVE] = color
-        if v.harvest:
-            if loc == PASS:
-                v.hashes_out[i, :] = 0
-            else:
-                pattern_hashes(b, loc, color, v.dx, v.dy, v.ends, v.perm, v.keys, v.hashes)
-                v.hashes_out[i, :] = v.hashes
-                pattern_states(b, loc, color, v.dx, v.dy, v.states_out[i])
         if not (v.tactical or v.light or v.shapes or v.mc_owner or v.small):
             return False
         cands = v.cands
@@ -195,6 +190,8 @@ def _visit_features(visitor, b, i, loc, color):
         w = candidate_index(cands, n, loc)
         v.winner[i] = w
         if w >= 0:
+            if v.shapes:
+                sync_pattern_state(v.pattern, b.color, b.info[SIZE])
             _fill_rows(v, b, color, cands, n, total)
             total += n
             v.total[0] = total
@@ -219,7 +216,15 @@ def _fill_rows(v: FeatureVisitor, b, color: int, cands: np.ndarray, n: int, star
     """Write rows start..start + n - 1: candidate locs and the enabled groups' levels."""
     if v.tactical:
         v.memo[:] = -1
-        tactical_levels(b, color, cands, n, v.memo, v.tac)
+        tactical_into(b, color, cands, n, v.memo, v.reader, v.tac)
+    _fill_columns(v, b, color, cands, n, start)
+
+
+@njit(cache=True, _nrt=False)
+def _fill_columns(v: FeatureVisitor, b, color: int, cands: np.ndarray, n: int, start: int):
+    """_fill_rows' loop over the candidates (the tactical levels already in v.tac);
+    compiled without numba's reference counting (it allocates nothing), which cost
+    more than reading a shape level."""
     last = b.info[LAST]
     width = b.info[W]
     size = width - 2
@@ -233,8 +238,8 @@ def _fill_rows(v: FeatureVisitor, b, color: int, cands: np.ndarray, n: int, star
         if v.shapes:
             v.shape_out[row] = 0
             if loc != PASS:
-                pattern_hashes(b, loc, color, v.dx, v.dy, v.ends, v.perm, v.keys, v.hashes)
-                v.shape_out[row] = match_largest(v.hashes, v.tkeys, v.tvals)
+                pt = (loc // width - 1) * size + loc % width - 1
+                v.shape_out[row] = shape_level(v.pattern, color, pt, v.tkeys, v.tvals)
         if v.light:
             for g in range(N_LIGHT):
                 v.light_out[row, g] = 0

@@ -28,10 +28,15 @@ wins when several do (a move capturing two strings takes the best level).
 Ladder reader: the defender, to move, extends its string's single liberty;
 three liberties or more escape, one is caught, two let the attacker try each
 liberty in turn. The defender also escapes by capturing an attacking string
-in atari. Ko is ignored and reading depth is bounded (LADDER_DEPTH).
+in atari. Ko is ignored and reading depth is bounded (LADDER_DEPTH). It reads
+on the scratch boards of a ``Reader``, allocated once (a visitor holds one for
+a game), so that a read allocates nothing and ``tactical_into`` runs without
+numba's reference counting: both cost more than the reading itself.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -40,16 +45,17 @@ from gomove.board.board import (
     KO,
     LAST,
     LAST2,
+    MARKGEN,
+    NINFO,
     SIZE,
     Board,
     W,
-    captures_of,
-    copy_board,
-    is_legal,
-    libs_after,
-    neighbours,
-    place_stone,
-    string_libs,
+    adjacent_heads,
+    is_legal_arrays,
+    liberty_walk,
+    libs_after_arrays,
+    place_stone_arrays,
+    self_atari_at,
 )
 from gomove.board.coords import PASS
 from gomove.features.levels import (
@@ -86,108 +92,195 @@ TACTICAL_LEVELS = {
 }
 TACTICAL_GROUPS = tuple(TACTICAL_LEVELS)
 
+# the Reader's slots: the board after an atari (ATARI_SLOT), the ladder's boards by depth
+# (STACK_SLOT + depth, depth 0..LADDER_DEPTH) and the attacker's trial move (TRIAL_SLOT)
+ATARI_SLOT = 0
+STACK_SLOT = 1
+TRIAL_SLOT = STACK_SLOT + LADDER_DEPTH + 1
+N_SLOTS = TRIAL_SLOT + 1
+
+
+class Reader(NamedTuple):
+    """The ladder reader's scratch boards: slot d is the Board of the arrays' row d (hist
+    a single word: reading never asks superko), with the attacker's two choices and the
+    next one to try at each depth of the ladder."""
+
+    color: np.ndarray  # int8[N_SLOTS, L]
+    head: np.ndarray  # int32[N_SLOTS, L]
+    nxt: np.ndarray  # int32[N_SLOTS, L]
+    libs: np.ndarray  # int32[N_SLOTS, L]
+    nstones: np.ndarray  # int32[N_SLOTS, L]
+    mark: np.ndarray  # int64[N_SLOTS, L]
+    info: np.ndarray  # int64[N_SLOTS, NINFO]
+    zhash: np.ndarray  # uint64[N_SLOTS, 1]
+    hist: np.ndarray  # uint64[N_SLOTS, 1]
+    opts: np.ndarray  # int64[LADDER_DEPTH + 1, 2]: the attacker's choices at a depth
+    choice: np.ndarray  # int64[LADDER_DEPTH + 1]: the next choice to try there
+    lib: np.ndarray  # int64[2]: scratch for a string's liberties
+
 
 @njit(cache=True)
-def _reading_copy(b: Board) -> Board:
-    c = copy_board(b)
+def new_reader(n_locs: int) -> Reader:
+    """A Reader for boards of n_locs padded locs ((size + 2) ** 2)."""
+    d = N_SLOTS
+    return Reader(
+        np.zeros((d, n_locs), np.int8),
+        np.zeros((d, n_locs), np.int32),
+        np.zeros((d, n_locs), np.int32),
+        np.zeros((d, n_locs), np.int32),
+        np.zeros((d, n_locs), np.int32),
+        np.zeros((d, n_locs), np.int64),
+        np.zeros((d, NINFO), np.int64),
+        np.zeros((d, 1), np.uint64),
+        np.zeros((d, 1), np.uint64),
+        np.zeros((LADDER_DEPTH + 1, 2), np.int64),
+        np.zeros(LADDER_DEPTH + 1, np.int64),
+        np.zeros(2, np.int64),
+    )
+
+
+@njit(cache=True, inline="always")
+def _slot(r: Reader, d: int) -> Board:
+    return Board(
+        r.color[d], r.head[d], r.nxt[d], r.libs[d], r.nstones[d], r.mark[d], r.info[d],
+        r.zhash[d], r.hist[d],
+    )  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def _reading_copy(r: Reader, d: int, b: Board) -> Board:
+    """Slot d set to b with no ko point (reading ignores ko).
+
+    The marks are not copied: marks are scratch that no walk reads across calls, and the
+    slot's mark generation continues above both its own and b's, so no stale mark of
+    the slot equals a generation still to come.
+    """
+    c = _slot(r, d)
+    gen = max(c.info[MARKGEN], b.info[MARKGEN])
+    for i in range(b.color.shape[0]):
+        c.color[i] = b.color[i]
+        c.head[i] = b.head[i]
+        c.nxt[i] = b.nxt[i]
+        c.libs[i] = b.libs[i]
+        c.nstones[i] = b.nstones[i]
+    for i in range(NINFO):
+        c.info[i] = b.info[i]
+    c.info[MARKGEN] = gen
     c.info[KO] = -1
+    c.zhash[0] = b.zhash[0]
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _can_capture_attacker(b: Board, h: int) -> bool:
     """Does an opponent string touching string h have a single liberty?"""
-    defender = b.color[h]
-    attacker = 3 - defender
+    bc, head, nxt, libs = b.color, b.head, b.nxt, b.libs
+    w = b.info[W]
+    attacker = 3 - bc[h]
     s = h
     while True:
-        for nb in neighbours(b, s):
-            if b.color[nb] == attacker and b.libs[b.head[nb]] == 1:
+        for nb in (s - w, s - 1, s + 1, s + w):
+            if bc[nb] == attacker and libs[head[nb]] == 1:
                 return True
-        s = b.nxt[s]
+        s = nxt[s]
         if s == h:
             break
     return False
 
 
-@njit(cache=True)
-def _defender_step(b: Board, stone: int) -> tuple[int, Board, int, int]:
+@njit(cache=True, inline="always")
+def _string_libs(b: Board, h: int, out: np.ndarray) -> None:
+    """board.string_libs: the first len(out) liberties of string h into out."""
+    b.info[MARKGEN] += 1
+    liberty_walk(b.color, b.nxt, b.mark, b.info[W], h, b.info[MARKGEN], out)
+
+
+@njit(cache=True, inline="always")
+def _defender_step(r: Reader, d: int, b: Board, stone: int) -> tuple[int, int, int]:
     """The defender of the string at stone (in atari) moves.
 
-    Returns (0 escaped | 1 captured | 2 two liberties, board after extending,
-    its two liberties).
+    Returns (0 escaped | 1 captured | 2 two liberties, and then its two liberties), the
+    board after its extension in slot d when 2. The liberties of the extension are
+    counted before it is played (libs_after), so only a ladder that goes on is copied.
     """
     h = b.head[stone]
     if b.libs[h] != 1:
-        return (1 if b.libs[h] == 0 else 0), b, -1, -1
+        return (1 if b.libs[h] == 0 else 0), -1, -1
     defender = b.color[h]
     if _can_capture_attacker(b, h):
-        return 0, b, -1, -1
-    lib = np.empty(2, dtype=np.int64)
-    string_libs(b, h, lib)
-    if not is_legal(b, lib[0], defender):
-        return 1, b, -1, -1
-    c = _reading_copy(b)
-    place_stone(c, lib[0], defender)
-    h2 = c.head[stone]
-    n = c.libs[h2]
+        return 0, -1, -1
+    lib = r.lib
+    _string_libs(b, h, lib)
+    if not is_legal_arrays(b.color, b.head, b.libs, b.info, lib[0], defender):
+        return 1, -1, -1
+    n = libs_after_arrays(b.color, b.head, b.nxt, b.libs, b.mark, b.info, lib[0], defender)
     if n >= 3:
-        return 0, c, -1, -1
+        return 0, -1, -1
     if n <= 1:
-        return 1, c, -1, -1
-    string_libs(c, h2, lib)
-    return 2, c, lib[0], lib[1]
+        return 1, -1, -1
+    c = _reading_copy(r, d, b)
+    place_stone_arrays(c, lib[0], defender)
+    _string_libs(c, c.head[stone], lib)
+    return 2, lib[0], lib[1]
+
+
+@njit(cache=True, inline="always")
+def _ladder_captured(r: Reader, b: Board, stone: int) -> bool:
+    """ladder_captured on r's slots STACK_SLOT.. and TRIAL_SLOT: depth first over the
+    attacker's two choices at each step, the boards of the ladder so far as a stack."""
+    status, a0, a1 = _defender_step(r, STACK_SLOT, b, stone)
+    if status != 2:
+        return status == 1
+    attacker = 3 - b.color[stone]
+    r.opts[0, 0] = a0
+    r.opts[0, 1] = a1
+    r.choice[0] = 0
+    n = 1  # boards on the stack
+    while n > 0:
+        top = n - 1
+        k = r.choice[top]
+        if k >= 2:
+            n -= 1
+            continue
+        r.choice[top] = k + 1
+        a = r.opts[top, k]
+        cb = _slot(r, STACK_SLOT + top)
+        if not is_legal_arrays(cb.color, cb.head, cb.libs, cb.info, a, attacker):
+            continue
+        d = _reading_copy(r, TRIAL_SLOT, cb)
+        place_stone_arrays(d, a, attacker)
+        if d.libs[d.head[stone]] != 1:
+            continue
+        status, x0, x1 = _defender_step(r, STACK_SLOT + n, d, stone)
+        if status == 1:
+            return True
+        if status == 2 and n < LADDER_DEPTH:
+            r.opts[n, 0] = x0
+            r.opts[n, 1] = x1
+            r.choice[n] = 0
+            n += 1
+    return False
+
+
+@njit(cache=True, inline="always")
+def _atari_is_ladder(r: Reader, b: Board, loc: int, color: int, target: int) -> bool:
+    c = _reading_copy(r, ATARI_SLOT, b)
+    place_stone_arrays(c, loc, color)
+    if c.color[target] != 3 - color:
+        return False
+    return _ladder_captured(r, c, target)
 
 
 @njit(cache=True)
 def ladder_captured(b: Board, stone: int) -> bool:
-    """Is the string at stone, in atari with its owner to move, caught in a ladder?
-
-    Depth-first over the attacker's two choices at each step, with an explicit
-    stack (numba cannot cache recursive functions reliably).
-    """
-    status, c, a0, a1 = _defender_step(b, stone)
-    if status != 2:
-        return status == 1
-    attacker = 3 - b.color[stone]
-    boards = [c]
-    opts = [(a0, a1)]
-    choice = [0]
-    while len(boards) > 0:
-        top = len(boards) - 1
-        k = choice[top]
-        if k >= 2:
-            boards.pop()
-            opts.pop()
-            choice.pop()
-            continue
-        choice[top] = k + 1
-        a = opts[top][k]
-        cb = boards[top]
-        if not is_legal(cb, a, attacker):
-            continue
-        d = _reading_copy(cb)
-        place_stone(d, a, attacker)
-        if d.libs[d.head[stone]] != 1:
-            continue
-        status, c2, x0, x1 = _defender_step(d, stone)
-        if status == 1:
-            return True
-        if status == 2 and len(boards) < LADDER_DEPTH:
-            boards.append(c2)
-            opts.append((x0, x1))
-            choice.append(0)
-    return False
+    """Is the string at stone, in atari with its owner to move, caught in a ladder?"""
+    return _ladder_captured(new_reader(b.color.shape[0]), b, stone)
 
 
 @njit(cache=True)
 def atari_is_ladder(b: Board, loc: int, color: int, target: int) -> bool:
     """Would the atari at loc by color catch the string at target in a ladder?"""
-    c = _reading_copy(b)
-    place_stone(c, loc, color)
-    if c.color[target] != 3 - color:
-        return False
-    return ladder_captured(c, target)
+    return _atari_is_ladder(new_reader(b.color.shape[0]), b, loc, color, target)
 
 
 @njit(cache=True)
@@ -196,11 +289,11 @@ def coulom_distance(a: int, b_: int, w: int) -> int:
     return distance(a % w - b_ % w, a // w - b_ // w)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _distance_level(loc: int, prev: int, w: int) -> int:
     if prev < 0:
         return 0
-    d = coulom_distance(loc, prev, w)
+    d = distance(loc % w - prev % w, loc // w - prev // w)
     if d >= 17:
         return 16
     return max(d, 2) - 1
@@ -213,8 +306,24 @@ def tactical_levels(
     """Levels of the tactical groups for candidates cands[:n] (PASS allowed) into out[n, 8].
 
     ladder_memo[loc]: -1 unknown, else 0/1 "caught in a ladder" for the string
-    headed at loc in this position; the caller resets it per position.
+    headed at loc in this position; the caller resets it per position. Reads on a
+    Reader of its own: tactical_into with the caller's is the same without allocating.
     """
+    tactical_into(b, color, cands, n, ladder_memo, new_reader(b.color.shape[0]), out)
+
+
+@njit(cache=True, _nrt=False)
+def tactical_into(
+    b: Board,
+    color: int,
+    cands: np.ndarray,
+    n: int,
+    ladder_memo: np.ndarray,
+    reader: Reader,
+    out: np.ndarray,
+) -> None:
+    """tactical_levels with the reader's scratch boards (for b's size). Compiled without
+    numba's reference counting: it allocates nothing."""
     opp = 3 - color
     w = b.info[W]
     size = b.info[SIZE]
@@ -226,7 +335,7 @@ def tactical_levels(
     na0, na1, na2, na3 = lm.na
     for i in range(n):
         loc = cands[i]
-        for g in range(8):
+        for g in range(N_TACTICAL):
             out[i, g] = 0
         if loc == PASS:
             out[i, PASS_COL] = 2 if last == PASS else 1
@@ -241,7 +350,7 @@ def tactical_levels(
         cap = 0
         ext = 0
         atari = 0
-        for nb in neighbours(b, loc):
+        for nb in (loc - w, loc - 1, loc + 1, loc + w):
             c = bc[nb]
             if c == opp:
                 hh = head[nb]
@@ -251,12 +360,12 @@ def tactical_levels(
                     lvl = capture_level(bc, head, nxt, w, loc, color, hh, lm)
                     if lvl == CAPTURE_OTHER:
                         if ladder_memo[hh] < 0:
-                            ladder_memo[hh] = 1 if ladder_captured(b, hh) else 0
+                            ladder_memo[hh] = 1 if _ladder_captured(reader, b, hh) else 0
                         lvl = 5 if ladder_memo[hh] == 1 else 4
                     if cap == 0 or lvl < cap:
                         cap = lvl
                 elif nl == 2:
-                    if atari_is_ladder(b, loc, color, hh):
+                    if _atari_is_ladder(reader, b, loc, color, hh):
                         lvl = 1
                     elif ko_on_board:
                         lvl = 2
@@ -269,12 +378,24 @@ def tactical_levels(
                 if libs[hh] == 1 and in_heads(hh, na0, na1, na2, na3):
                     # extension of a string in a new atari, split by the ladder
                     if ladder_memo[hh] < 0:
-                        ladder_memo[hh] = 1 if ladder_captured(b, hh) else 0
+                        ladder_memo[hh] = 1 if _ladder_captured(reader, b, hh) else 0
                     lvl = 2 if ladder_memo[hh] == 1 else 1
                     if ext == 0 or lvl < ext:
                         ext = lvl
         out[i, CAPTURE_COL] = cap
         out[i, EXTENSION_COL] = ext
         out[i, ATARI_COL] = atari
-        if captures_of(b, loc, color) == 0 and libs_after(b, loc, color) == 1:
+        # board.is_self_atari: captures nothing and leaves one liberty
+        if _captures_nothing(bc, head, libs, w, loc, opp) and self_atari_at(
+            bc, head, nxt, libs, w, loc, color
+        ):
             out[i, SELF_ATARI_COL] = 1
+
+
+@njit(cache=True, inline="always")
+def _captures_nothing(bc, head, libs, w: int, loc: int, opp: int) -> bool:
+    """board.captures_of(b, loc, color) == 0: no string of opp next to loc is in atari."""
+    for hh in adjacent_heads(bc, head, w, loc, opp):
+        if hh != -1 and libs[hh] == 1:
+            return False
+    return True

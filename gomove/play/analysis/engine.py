@@ -11,19 +11,21 @@ follow KataGo's docs/Analysis_Engine.md:
   (the search's), ``lcb`` (its normal lower bound), ``utility`` (2 winrate - 1),
   ``prior`` (the full model's probability, else the tree's), ``scoreMean`` =
   ``scoreLead`` and ``scoreStdev`` (the mean and spread of the final scores of
-  playouts after the move: gomove has no separate lead estimate), ``pv``, and
-  ``pvVisits`` / ``ownership`` when asked;
-- ``rootInfo``: ``winrate`` (the visit-weighted mean of the moves'),
-  ``scoreLead`` (playouts from the position), ``visits``, ``currentPlayer``;
+  the simulations the search played through the move: gomove has no separate
+  lead estimate), ``pv``, and ``pvVisits`` / ``ownership`` when asked;
+- ``rootInfo``: ``winrate``, ``scoreLead`` and ``scoreStdev`` (the moves' pooled,
+  each weighted by its visits, as KataGo's root values are: search.root_view),
+  ``utility``, ``visits``, ``currentPlayer``;
 - ``ownership`` (size x size, row by row from the top, A19 first) and
   ``policy`` (size x size + 1, the same order then pass, -1 where illegal).
 
 Winrates, scores, lcb, utility and ownership are from the perspective the query
-names (``reportAnalysisWinratesAs``; BLACK by default). Score playouts: 128 from
-the position, and after each reported move as many as its visits, 8 to 64. The
-ownership maps are the search's (the root's) and those score playouts' (a move's),
-or, when the engine holds a territory CRF (``--ownership crf``), the CRF's of the
-position and of the position after each move; the scores stay the playouts'.
+names (``reportAnalysisWinratesAs``; BLACK by default). The ownership maps are the
+search's (the root's) and, for a move's (``includeMovesOwnership``), playouts after
+the move, as many as its visits, 8 to 64; or, when the engine holds a territory CRF
+(``--ownership crf``), the CRF's of the position and of the position after each
+move. The scores stay the search's. Before the search has a visit, the root's
+scores and map are those of 128 playouts from the position.
 """
 
 from __future__ import annotations
@@ -46,15 +48,15 @@ from gomove.models.territory.crf import TerritoryCRF
 from gomove.play.analysis.query import ACTIONS, Query, QueryError, query_id
 from gomove.play.ownership import OwnershipMap, crf_ownership, ownership
 from gomove.play.predict import Prediction, Predictor, probability_grid
-from gomove.play.search.search import MoveInfo, Search
+from gomove.play.search.search import MoveInfo, Search, root_view
 from gomove.playout.policy import PatternPolicy
 
 log = logging.getLogger(__name__)
 
 Write = Callable[[dict[str, Any]], None]  # takes one response as it is made
 MAX_DEPTH = 64  # how deeply a request may nest: an action echoes it, json.dumps recurses
-ROOT_SCORE_PLAYOUTS = 128
-MOVE_SCORE_PLAYOUTS = (8, 64)  # a move's score playouts: its visits, clipped to this
+ROOT_PLAYOUTS = 128  # the root's scores and map before the search has a visit
+MOVE_PLAYOUTS = (8, 64)  # a move's map without the CRF: playouts, its visits clipped to this
 
 
 class AnalysisEngine:
@@ -237,7 +239,6 @@ class AnalysisEngine:
             {"BLACK": BLACK, "WHITE": WHITE}.get(q.perspective, color),
             probs,
             policy_array(pred) if pred is not None and wants_policy else None,
-            self._playouts(board, color, q.komi, ROOT_SCORE_PLAYOUTS, turn),
             self._crf(board, color, q.komi, turn) if q.include_ownership else None,
         )
 
@@ -246,8 +247,14 @@ class AnalysisEngine:
         """A response from the search so far: res's root moves (the whole tree), done
         simulations, own the sum of the slices' ownership maps times their simulations."""
         infos = [self._move_info(q, v, board, m, order) for order, m in enumerate(res.moves)]
-        total = sum(m.visits for m in res.moves)
-        wr = v.frac(sum(m.visits * m.winrate for m in res.moves) / total if total else 0.5)
+        root = root_view(res.moves)
+        before = None  # nothing searched yet: playouts from the position
+        if root is None or (q.include_ownership and v.crf is None and (own is None or not done)):
+            before = self._playouts(board, v.color, q.komi, ROOT_PLAYOUTS, v.turn)
+        if root is None:
+            wr, lead, stdev = v.frac(0.5), v.sign * before.mean_score, before.score_stdev
+        else:
+            wr, lead, stdev = v.frac(root.winrate), v.lead(root.score_mean), root.score_stdev
         out: dict[str, Any] = {
             "id": q.id,
             "turnNumber": v.turn,
@@ -255,8 +262,8 @@ class AnalysisEngine:
             "moveInfos": infos,
             "rootInfo": {
                 "winrate": wr,
-                "scoreLead": v.sign * v.root.mean_score,
-                "scoreStdev": v.root.score_stdev,
+                "scoreLead": lead,
+                "scoreStdev": stdev,
                 "utility": 2.0 * wr - 1.0,
                 "visits": int(done),
                 "currentPlayer": "B" if v.color == BLACK else "W",
@@ -265,7 +272,7 @@ class AnalysisEngine:
         if q.include_ownership and v.crf is not None:
             out["ownership"] = _top_rows(v.sign * v.crf)
         elif q.include_ownership:
-            own = own / done if own is not None and done > 0 else v.root.black - v.root.white
+            own = own / done if own is not None and done > 0 else before.black - before.white
             out["ownership"] = _top_rows(v.sign * own)
         if q.human_policy and v.policy is not None:
             out["humanPolicy"] = v.policy  # gomove's model is a model of human moves
@@ -277,11 +284,7 @@ class AnalysisEngine:
         return out
 
     def _move_info(self, q: Query, v: TurnView, board: Board, m: MoveInfo, order: int) -> dict:
-        b = copy_board(board)
-        play(b, m.loc, v.color)
-        n = int(np.clip(m.visits, *MOVE_SCORE_PLAYOUTS))
-        after = self._playouts(b, 3 - v.color, q.komi, n, v.turn * 1000 + order)
-        mean = v.sign * after.mean_score
+        lead = v.lead(m.score_mean)
         info = {
             "move": loc_to_gtp(m.loc, q.size),
             "order": order,
@@ -290,16 +293,22 @@ class AnalysisEngine:
             "lcb": v.frac(min(max(m.lcb(), 0.0), 1.0)),
             "utility": 2.0 * v.frac(m.winrate) - 1.0,
             "prior": v.probs.get(m.loc, 0.0) if v.probs is not None else m.prior,
-            "scoreMean": mean,
-            "scoreLead": mean,
-            "scoreStdev": after.score_stdev,
+            "scoreMean": lead,
+            "scoreLead": lead,
+            "scoreStdev": m.score_stdev,
             "pv": [loc_to_gtp(x, q.size) for x in m.pv],
         }
         if q.include_pv_visits:
             info["pvVisits"] = list(m.pv_visits)
         if q.include_moves_ownership:
-            crf = self._crf(b, 3 - v.color, q.komi, v.turn * 1000 + order)
-            own = after.black - after.white if crf is None else crf
+            b = copy_board(board)
+            play(b, m.loc, v.color)
+            seed = v.turn * 1000 + order
+            own = self._crf(b, 3 - v.color, q.komi, seed)
+            if own is None:
+                n = int(np.clip(m.visits, *MOVE_PLAYOUTS))
+                after = self._playouts(b, 3 - v.color, q.komi, n, seed)
+                own = after.black - after.white
             info["ownership"] = _top_rows(v.sign * own)
         return info
 
@@ -337,7 +346,6 @@ class TurnView:
     viewer: int  # whose winrates, scores and ownership: BLACK or WHITE (the perspective)
     probs: dict[int, float] | None  # the model's move probabilities (None: no model)
     policy: list[float] | None  # KataGo's policy array, when asked for
-    root: OwnershipMap  # the playouts from the position
     crf: np.ndarray | None  # the territory CRF's P(black) - P(white), when it makes the map
 
     @property
@@ -348,6 +356,10 @@ class TurnView:
     def frac(self, x: float) -> float:
         """The side to move's fraction (a winrate) -> the viewer's."""
         return float(x) if self.viewer == self.color else 1.0 - float(x)
+
+    def lead(self, x: float) -> float:
+        """The side to move's score -> the viewer's."""
+        return float(x) if self.viewer == self.color else -float(x)
 
 
 def _check_values(obj: dict[str, Any]) -> None:

@@ -361,12 +361,13 @@ class GtpEngine:
 
     # streaming analysis
 
-    def _analyze_args(self, args: list[str]) -> tuple[int, float, bool]:
-        """[color] [interval] [keys...] -> (color, seconds between lines, ownership)."""
+    def _analyze_args(self, args: list[str]) -> tuple[int, float, bool, bool]:
+        """[color] [interval] [keys...] -> (color, seconds between lines, ownership,
+        rootInfo)."""
         g = self.game
         color = g.to_move
         interval = 1.0
-        own = False
+        own = root = False
         rest = list(args)
         if rest and rest[0].lower() in COLORS:
             color = COLORS[rest.pop(0).lower()]
@@ -378,9 +379,11 @@ class GtpEngine:
                 interval = max(float(rest.pop(0)) / 100.0, 0.05)
             elif key == "ownership" and rest:
                 own = rest.pop(0).lower() == "true"
+            elif key == "rootinfo" and rest:
+                root = rest.pop(0).lower() == "true"
             elif rest:
                 rest.pop(0)  # minmoves, maxmoves, avoid ...: accepted, not used
-        return color, interval, own
+        return color, interval, own, root
 
     def _stream(self, color, interval, write, input_ready, line_of, max_seconds=None) -> None:
         if self.search is None:
@@ -400,13 +403,13 @@ class GtpEngine:
                 break
 
     def lz_analyze(self, args, write, input_ready) -> str:
-        color, interval, _ = self._analyze_args(args)
+        color, interval, _, _ = self._analyze_args(args)
         size = self.game.size
         self._stream(color, interval, write, input_ready, lambda r: lz_info(r.moves, size))
         return ""
 
     def kata_analyze(self, args, write, input_ready) -> str:
-        color, interval, own = self._analyze_args(args)
+        color, interval, own, root = self._analyze_args(args)
         size = self.game.size
         # the CRF's map of the position, once (the position stays while the search
         # runs); else each line carries the search's map so far
@@ -414,12 +417,12 @@ class GtpEngine:
         self._stream(
             color, interval, write, input_ready,
             lambda r: kata_info(r.moves, size, (r.ownership if crf is None else crf)
-                                if own else None, color),
+                                if own else None, color, root_info=root),
         )  # fmt: skip
         return ""
 
     def lz_genmove_analyze(self, args, write, input_ready) -> str:
-        color, interval, _ = self._analyze_args(args)
+        color, interval, _, _ = self._analyze_args(args)
         g = self.game
         size = g.size
         sims, seconds = self.budget(color)

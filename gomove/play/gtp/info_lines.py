@@ -5,8 +5,14 @@
   per update, every move's ``info`` block on the same line; winrate, prior and lcb
   are integers, the fraction x 10000, for the side to move.
 - KataGo (``kata-analyze``): the same keys with fractions (``winrate 0.4821``,
-  ``prior 0.152``), then ``ownership`` and size x size values in [-1, 1], row by
-  row from the top (A19 first on 19x19), positive for the side to move.
+  ``prior 0.152``) and, after the winrate, ``scoreMean``, ``scoreStdev`` and
+  ``scoreLead`` (points: the search's mean final score through the move, as
+  KataGo's scoreMean is its lead, and their spread), then ``ownership`` and
+  size x size values in [-1, 1], row by row from the top (A19 first on 19x19);
+  with ``rootInfo true``, a ``rootInfo`` block (``visits``, ``winrate``,
+  ``scoreMean``, ``scoreStdev``, ``scoreLead``: the moves pooled by their visits,
+  search.root_view) before the ownership; winrates, scores and ownership for the
+  side to move.
 - GoGui (``gfx``): ``INFLUENCE v x`` (x in [-1, 1], positive black) and
   ``LABEL v text`` lines.
 """
@@ -17,7 +23,7 @@ import numpy as np
 
 from gomove.board.board import BLACK
 from gomove.board.coords import GTP_COLUMNS, loc_to_gtp, top_row_first
-from gomove.play.search.search import MoveInfo
+from gomove.play.search.search import MoveInfo, root_view
 
 
 def lz_info(moves: list[MoveInfo], size: int, max_moves: int = 30) -> str:
@@ -39,16 +45,27 @@ def kata_info(
     ownership: np.ndarray | None,
     to_move: int,
     max_moves: int = 30,
+    root_info: bool = False,
 ) -> str:
-    """One kata-analyze line; ownership: P(black) - P(white) in sgfmill order, or None."""
+    """One kata-analyze line; ownership: P(black) - P(white) in sgfmill order, or None;
+    root_info: with the rootInfo block (all the moves pooled, not only those shown)."""
     parts = []
     for order, m in enumerate(moves[:max_moves]):
         pv = " ".join(loc_to_gtp(x, size) for x in m.pv)
         parts.append(
             f"info move {loc_to_gtp(m.loc, size)} visits {m.visits} winrate {m.winrate:.6f} "
+            f"scoreMean {m.score_mean:.6f} scoreStdev {m.score_stdev:.6f} "
+            f"scoreLead {m.score_mean:.6f} "
             f"prior {m.prior:.6f} lcb {max(m.lcb(), 0.0):.6f} order {order} pv {pv}"
         )
     line = " ".join(parts)
+    root = root_view(moves) if root_info and parts else None
+    if root is not None:
+        line += (
+            f" rootInfo visits {root.visits} winrate {root.winrate:.6f} "
+            f"scoreMean {root.score_mean:.6f} scoreStdev {root.score_stdev:.6f} "
+            f"scoreLead {root.score_mean:.6f}"
+        )
     if ownership is not None:
         sign = 1.0 if to_move == BLACK else -1.0
         line += " ownership " + " ".join(f"{x:.4f}" for x in sign * top_row_first(ownership))

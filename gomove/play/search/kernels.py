@@ -9,9 +9,9 @@ legal move that does not fill one's own eye, and pass, once the leaf has
 with as many visits as the board has points waits for the full model's
 ranking, which only Python can compute: the loop returns with the node in
 ``info[PENDING]`` and its position copied out), or play the game out with the
-policy; score it by area with komi, count the owners, and back the result up
-the path (and into the AMAF statistics of the path's children and, when on,
-into the playouts' last good replies).
+policy; score it by area with komi, count the owners, and back the result and
+the score up the path (and the result into the AMAF statistics of the path's
+children and, when on, into the playouts' last good replies).
 Two passes in a row in the tree end the game there: it is scored as it stands.
 """
 
@@ -237,6 +237,8 @@ def simulate(
             n = path[d]
             t.visits[n] += 1
             t.wins[n] += black if t.color[n] == 1 else 1.0 - black
+            t.score_sum[n] += score
+            t.score_sq[n] += score * score
         if rave:
             # first play of each point in the simulation: its index and colour; the
             # colours alternate from root_color along seq

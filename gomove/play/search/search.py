@@ -12,6 +12,10 @@ Terms:
   every simulation and kept from move to move until ``clear()``.
 - result: the most visited root move (robust child), ``resign`` when its win
   rate is below ``resign``; win rates are for the colour to move at the root.
+- scores: a root move's mean and spread of the final area scores (komi
+  included) of the simulations the search played through it (tree.score_sum,
+  score_sq), for the colour to move at the root as its win rate is; the root's
+  (``root_view``) pools its moves, each weighted by its visits.
 """
 
 from __future__ import annotations
@@ -70,7 +74,9 @@ LOCAL_PROFILE = np.array([0.0, 1.0, 40.0 / 45.0, 15.0 / 45.0])
 
 @dataclass
 class MoveInfo:
-    """One root move as analysis shows it; winrate for the colour to move at the root."""
+    """One root move as analysis shows it; winrate and scores for the colour to move at
+    the root (score_mean: the mean final score of the simulations through the move,
+    score_stdev: their spread, the population standard deviation)."""
 
     loc: int
     visits: int
@@ -79,11 +85,40 @@ class MoveInfo:
     rave_visits: float
     pv: list[int]
     pv_visits: list[int] = field(default_factory=list)  # each pv move's node visits
+    score_mean: float = 0.0
+    score_stdev: float = 0.0
 
     def lcb(self) -> float:
         """A lower confidence bound of the win rate (normal approximation, z = 1.96)."""
         n = max(self.visits, 1)
         return self.winrate - 1.96 * np.sqrt(max(self.winrate * (1 - self.winrate), 1e-9) / n)
+
+
+@dataclass(frozen=True)
+class RootView:
+    """The root as its moves make it (root_view): visits, and the win rate, mean score and
+    score spread of all their simulations together, for the colour to move."""
+
+    visits: int
+    winrate: float
+    score_mean: float
+    score_stdev: float
+
+
+def root_view(moves: list[MoveInfo]) -> RootView | None:
+    """The moves pooled, each weighted by its visits: the win rate and mean score are the
+    visit-weighted means of the moves', the spread that of all their simulations (the
+    moves' spreads and the spread of their means); None when no move has a visit."""
+    n = np.array([m.visits for m in moves], np.float64)
+    total = n.sum()
+    if total == 0:
+        return None
+    w = n / total
+    wr = float(w @ [m.winrate for m in moves])
+    mean = np.array([m.score_mean for m in moves])
+    sq = np.array([m.score_stdev for m in moves]) ** 2 + mean**2
+    score = float(w @ mean)
+    return RootView(int(total), wr, score, float(np.sqrt(max(w @ sq - score * score, 0.0))))
 
 
 @dataclass
@@ -349,14 +384,18 @@ class Search:
         if r < 0 or t.first[r] < 0:
             return []
         f, k = int(t.first[r]), int(t.nchild[r])
+        sign = 1.0 if t.color[f] == BLACK else -1.0  # the tree's scores are Black's
         out = []
         for ch in range(f, f + k):
             n = int(t.visits[ch])
             if n == 0:
                 continue
             pv, pv_visits = self._pv(ch)
-            out.append(MoveInfo(int(t.move[ch]), n, float(t.wins[ch] / n), float(t.prior[ch]),
-                                float(t.rave_n[ch]), pv, pv_visits))  # fmt: skip
+            mean = float(t.score_sum[ch] / n)
+            stdev = float(np.sqrt(max(t.score_sq[ch] / n - mean * mean, 0.0)))
+            info = MoveInfo(int(t.move[ch]), n, float(t.wins[ch] / n), float(t.prior[ch]),
+                            float(t.rave_n[ch]), pv, pv_visits, sign * mean, stdev)  # fmt: skip
+            out.append(info)
         out.sort(key=lambda m: (-m.visits, -m.winrate))
         return out
 

@@ -92,7 +92,7 @@ class SearchConfig:
       removes dead stones first: without the check the search may pass out a game
       with groups in atari that the referee then scores for the other side.
     reuse: keep the subtree of the moves played between searches.
-    capacity: tree nodes (about 80 bytes each); chunk: simulations between clock reads.
+    capacity: tree nodes (about 100 bytes each); chunk: simulations between clock reads.
     """
 
     playouts: str = "pattern"

@@ -11,6 +11,10 @@ Terms:
   statistics, and its virtual visits and wins (``vn``, ``vw``: the tree
   prior of SearchConfig.prior_even and prior_local, counted in the selection
   value as if they had been played; zero unless a ranked node set them).
+- score statistics (``score_sum``, ``score_sq``): the sum and the sum of squares
+  of the final scores (area, black minus white minus komi: Black's view, whoever
+  played into the node) of the simulations that passed through the node, beside
+  its wins; a node's mean score is score_sum / visits. They steer nothing.
 - open children (``nopen``): the first nopen children are the ones the
   search may select. Unpruned nodes have all their children open; a node
   ranked by the full model (progressive widening) has its children sorted by
@@ -53,6 +57,8 @@ class Tree(NamedTuple):
     rave_w: np.ndarray  # float64[C] AMAF results for color
     vn: np.ndarray  # float64[C] virtual visits (the tree prior)
     vw: np.ndarray  # float64[C] virtual wins for color
+    score_sum: np.ndarray  # float64[C] final scores, Black's view (B - W - komi)
+    score_sq: np.ndarray  # float64[C] their squares
     info: np.ndarray  # int64[N_INFO]
 
     @property
@@ -61,7 +67,7 @@ class Tree(NamedTuple):
 
 
 def new_tree(capacity: int) -> Tree:
-    """An empty tree of capacity nodes (about 80 bytes each)."""
+    """An empty tree of capacity nodes (about 100 bytes each)."""
     if capacity < 2:
         raise ValueError(f"a tree needs room for at least 2 nodes, not {capacity}")
     return Tree(
@@ -73,6 +79,8 @@ def new_tree(capacity: int) -> Tree:
         np.zeros(capacity, np.int32),
         np.zeros(capacity, np.bool_),
         np.zeros(capacity, np.int64),
+        np.zeros(capacity, np.float64),
+        np.zeros(capacity, np.float64),
         np.zeros(capacity, np.float64),
         np.zeros(capacity, np.float64),
         np.zeros(capacity, np.float64),
@@ -109,6 +117,8 @@ def init_node(t: Tree, n: int, move: int, color: int, parent: int, prior: float)
     t.rave_w[n] = 0.0
     t.vn[n] = 0.0
     t.vw[n] = 0.0
+    t.score_sum[n] = 0.0
+    t.score_sq[n] = 0.0
 
 
 @njit(cache=True)

@@ -232,7 +232,7 @@ def main() -> None:
     p.add_argument("--policy", help="policy.npz of train.py features=light (playout, search)")
     p.add_argument("--model", help="model.pt for the search's priors (search)")
     p.add_argument("--data", default="../shared/data", help="folder of tygem-9d-2006-01.zip")
-    p.add_argument("--cache-dir", default="cache", help="where the fbt and mm jobs' dataset is kept")
+    p.add_argument("--cache-dir", default="cache", help="the fbt and mm jobs' dataset")
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--only", default="playout,fbt,mm,search")
     p.add_argument("--extract-games", type=int, default=100, help="games of the extract jobs")

@@ -1,4 +1,11 @@
-"""Process memory: the peak resident set, and handing freed heap back to the system.
+"""Process memory: the peak resident set, the peak of its anonymous part, and handing
+freed heap back to the system.
+
+The resident set counts the pages of memory-mapped dataset files a run has read:
+they belong to the page cache, which the kernel takes back as it needs, so a run
+over data larger than memory shows a resident set as large as the machine's free
+memory whatever it holds itself. ``AnonPeak`` samples the anonymous part alone
+(``RssAnon``: the heap, numpy's and torch's arrays), what a run needs of its own.
 
 Scoring padded batches allocates and frees tensors of a new shape every batch;
 glibc keeps the freed blocks in its heap, fragmented, so a process's resident
@@ -12,7 +19,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import re
 import resource
+import threading
+from pathlib import Path
 
 _LIBC_NAME = ctypes.util.find_library("c")
 _LIBC = ctypes.CDLL(_LIBC_NAME) if _LIBC_NAME else None
@@ -30,3 +40,44 @@ def release_free_heap() -> bool:
         return False
     _TRIM(0)
     return True
+
+
+def anon_rss_mb() -> float | None:
+    """This process's anonymous resident memory in MiB, None where /proc does not say."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    m = re.search(r"^RssAnon:\s+(\d+) kB", status, re.MULTILINE)
+    return int(m.group(1)) / 1024 if m else None
+
+
+class AnonPeak:
+    """The largest anonymous resident memory seen while it runs: sampled every
+    ``interval`` seconds by a daemon thread (``peak_mb``; None where unknown)."""
+
+    def __init__(self, interval: float = 0.25) -> None:
+        self.interval = interval
+        self.peak_mb = anon_rss_mb()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval):
+            now = anon_rss_mb()
+            if now is not None and (self.peak_mb is None or now > self.peak_mb):
+                self.peak_mb = now
+
+    def __enter__(self) -> AnonPeak:
+        if self.peak_mb is not None:
+            self._thread = threading.Thread(target=self._sample, name="gomove-anon", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        now = anon_rss_mb()
+        if now is not None and self.peak_mb is not None:
+            self.peak_mb = max(self.peak_mb, now)

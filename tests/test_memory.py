@@ -1,11 +1,15 @@
-"""gomove.memory: the peak resident set, and freed heap handed back (glibc)."""
+"""gomove.memory: the peak resident set, its anonymous part's peak, and freed heap
+handed back (glibc)."""
 
 from __future__ import annotations
+
+import gc
+import time
 
 import numpy as np
 import pytest
 
-from gomove.memory import peak_rss_mb, release_free_heap
+from gomove.memory import AnonPeak, anon_rss_mb, peak_rss_mb, release_free_heap
 
 
 def rss_mb() -> float:
@@ -31,3 +35,23 @@ def test_release_free_heap_returns_fragmented_pages():
     after = rss_mb()
     assert before - after > 50, (before, after)
     assert sum(float(b[0]) for b in keep) == len(keep)
+
+
+def test_anon_peak_sees_an_array_and_not_a_mapped_file(tmp_path):
+    """AnonPeak counts the process's own memory: a 200 MB array filled and freed shows
+    in its peak; reading a 200 MB memory-mapped file does not."""
+    if anon_rss_mb() is None:
+        pytest.skip("no /proc/self/status")
+    path = tmp_path / "big.bin"
+    np.ones(25_000_000, dtype=np.float64).tofile(path)
+    gc.collect()
+    with AnonPeak(interval=0.01) as mapped:
+        start = mapped.peak_mb
+        assert np.memmap(path, dtype=np.float64, mode="r").sum() == 25_000_000
+    assert mapped.peak_mb - start < 100, (start, mapped.peak_mb)
+    with AnonPeak(interval=0.01) as own:
+        start = own.peak_mb
+        a = np.ones(25_000_000, dtype=np.float64)
+        time.sleep(0.05)
+        del a
+    assert own.peak_mb - start > 150, (start, own.peak_mb)

@@ -45,7 +45,7 @@ from gomove.features.config import FeatureConfig
 from gomove.features.hierarchy import Hierarchy
 from gomove.features.light_gammas import LightGammas
 from gomove.features.registry import Registry
-from gomove.memory import peak_rss_mb
+from gomove.memory import AnonPeak, peak_rss_mb
 from gomove.models import MoveModel
 from gomove.models.checkpoint import save_checkpoint, write_gamma_table
 from gomove.models.device import resolve_device
@@ -152,14 +152,16 @@ def run_move_model(cfg: DictConfig, out_dir: str | Path, trainer: Trainer) -> di
     seed_everything(cfg.seed)
     world, device = init_world(resolve_device(cfg.device))
     prefix_logs(world)
-    metrics = _run(cfg, out, world, device, trainer)
+    with AnonPeak() as anon:
+        metrics = _run(cfg, out, world, device, trainer, anon)
     close_world(world)
     return metrics
 
 
 def _run(
-    cfg: DictConfig, out: Path, world: World, device: torch.device, trainer: Trainer
-) -> dict[str, Any]:
+    cfg: DictConfig, out: Path, world: World, device: torch.device, trainer: Trainer,
+    anon: AnonPeak,
+) -> dict[str, Any]:  # fmt: skip
     if world.main:
         out.mkdir(parents=True, exist_ok=True)
         log.info("config:\n%s", OmegaConf.to_yaml(cfg, resolve=True))
@@ -218,12 +220,16 @@ def _run(
             "algorithm_seconds": sum(float(h.get("seconds", 0.0)) for h in history),
             "model": cfg.model.name,
             "n_features": reg.n_features,
+            "n_shapes": len(data.extractor.table) if data.extractor.table is not None else 0,
             "train_positions": sum(rank_positions),
             "train_games": sum(rank_games),
             "iterations": len(history) - 1,
             # the epoch whose parameters the model has (model.keep_best), else the last
             "kept_iter": history[-1].get("kept_iter", history[-1].get("iter")) if history else None,
             "peak_rss_mb": peak_rss_mb(),
+            # the process's own memory, without the page cache of the mapped dataset files
+            # (gomove.memory.AnonPeak: the run so far, its harvest, training and scoring)
+            "peak_anon_mb": anon.peak_mb,
             "world_size": world.size,
             "rank_positions": rank_positions,
             # per rank: harvest and extraction (or opening the caches), and peak memory

@@ -28,7 +28,6 @@ from gomove.data.fields import (
     held,
     narrow_level,
     plain,
-    record,
     record_bits,
     record_level,
     wide_level,
@@ -360,7 +359,7 @@ def stream_pass(
     level 0 at 1), for the positions of chunk_pos's chunks (summed in parallel, in a
     fixed order); win: each position's expert move, by its offset in its position.
     Returns the log-likelihood and, per level of field's group, sum of P(candidate)."""
-    rt = plain(r)
+    rt, fld = plain(r), held(field)
     code_mask = np.uint64(r.code_mask)
     n_chunks = chunk_pos.shape[0] - 1
     part = np.zeros((n_chunks, n_levels))
@@ -373,16 +372,13 @@ def stream_pass(
             lo = pos_start[p]
             e = 0.0
             for c in range(lo, pos_start[p + 1]):
-                rec = record(rt, c)
-                s = code_gamma[np.int64(rec & code_mask)]
+                rec = record_bits(rt, c)
+                s = code_gamma[rec & code_mask]
                 for i in range(fieldsw.shape[0]):
                     s *= wide_gamma[i, wide_level(rec, fieldsw[i])]
                 strength[c - lo] = s
                 e += s
-                if field[0] == NARROW:
-                    level[c - lo] = narrow_level(rt, rec, field)
-                else:
-                    level[c - lo] = wide_level(rec, field)
+                level[c - lo] = record_level(rt, rec, fld)
             inv = 1.0 / e
             acc += math.log(strength[win[p]] * inv)
             for j in range(pos_start[p + 1] - lo):

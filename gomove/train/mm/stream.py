@@ -20,12 +20,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gomove.data.chunks import in_chunks
+from gomove.data.chunks import chunk_bounds, in_chunks
 from gomove.data.flat import FlatData
 from gomove.train.mm.kernels import stream_pass
 from gomove.train.mm.loop import MMPasses, PassStats
 
-PARTS = 64  # each chunk is summed in this many parts, in parallel, in a fixed order
+# each chunk is summed in this many parts, in parallel, in a fixed order (each part's
+# sums by level are kept: 16 x 8 bytes a level, 24 MB for the large split's shapes)
+PARTS = 16
 
 
 class StreamMM(MMPasses):
@@ -37,6 +39,7 @@ class StreamMM(MMPasses):
         self.n_positions = data.n_positions
         self.narrow, self.wide = data.narrow_wide()
         self.win_counts: list[np.ndarray] | None = None  # by the first pass
+        self.n_passes = 0
         # each code's narrow levels, by narrow group: [G8, K]
         self.code_levels = np.array(
             [data.level_of_codes(g) for g in self.narrow], dtype=np.int64
@@ -80,7 +83,13 @@ class StreamMM(MMPasses):
 
     def _pass(self, tables: tuple[np.ndarray, np.ndarray], g: int) -> tuple[float, np.ndarray]:
         """One pass over the chunks: the log-likelihood and, per level of group g, sum of
-        P(candidate) over its candidates (the experts' levels counted in the first)."""
+        P(candidate) over its candidates (the experts' levels counted in the first).
+
+        Passes alternate in direction, front to back and back to front: the chunks a
+        pass read last are the likeliest still in the page cache, so the next pass
+        starts with them (where the data is larger than memory, about the cache's
+        size less read from the disk a pass). The chunks' sums are added in chunk
+        order, so the numbers do not depend on the direction."""
         d = self.data
         code_gamma, wide_gamma = tables
         n_levels = self.sizes[g] + 1
@@ -88,21 +97,27 @@ class StreamMM(MMPasses):
         counts = None if self.win_counts is not None else [
             np.zeros(s + 1, dtype=np.int64) for s in self.sizes
         ]  # fmt: skip
-        log_lik, part = 0.0, np.zeros(n_levels)
-        for lo, hi in in_chunks(d):
+        bounds = chunk_bounds(d.n_positions, d.chunk_positions)
+        n_chunks = len(bounds) - 1
+        order = range(n_chunks) if self.n_passes % 2 == 0 else range(n_chunks - 1, -1, -1)
+        self.n_passes += 1
+        sums: list[tuple[float, np.ndarray] | None] = [None] * n_chunks
+        for k, (lo, hi) in zip(order, in_chunks(d, order), strict=True):
             chunk_pos = np.unique(np.linspace(lo, hi, PARTS + 1).astype(np.int64))
-            ll, p = stream_pass(
+            sums[k] = stream_pass(
                 d.records, d.pos_start, d.winner, chunk_pos, code_gamma, d.wide_read,
                 wide_gamma, field, n_levels, d.max_cands,
             )  # fmt: skip
-            log_lik += ll
-            part += p
             if counts is not None:  # the experts' levels, while the chunk's pages are in
                 experts = d.pos_start[lo:hi] + d.winner[lo:hi]
                 for h, s in enumerate(self.sizes):
                     counts[h] += np.bincount(d.level(h, experts), minlength=s + 1)
         if counts is not None:
             self.win_counts = [c[1:] for c in counts]
+        log_lik, part = 0.0, np.zeros(n_levels)
+        for ll, p in sums:
+            log_lik += ll
+            part += p
         return log_lik, part
 
     def nbytes(self) -> int:

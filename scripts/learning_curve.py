@@ -1,0 +1,187 @@
+"""The learning curve: test top-1, log-evidence, training time and memory of MM and FBT
+at 5,000 to 147,329 training games of the large split, resumable over several sittings.
+
+    nohup python scripts/learning_curve.py run --out runs/curve > runs/curve.log 2>&1 &
+    python scripts/learning_curve.py table --out runs/curve            # markdown, so far
+    python scripts/learning_curve.py plot --out runs/curve --png docs/img/learning_curve.png
+
+The rows and sizes are gomove/configs/experiment/learning_curve.yaml's. ``run`` trains
+every row at every size, the sizes in increasing order, each run in
+``OUT/N/<row>`` with the dataset cache ``OUT/N/cache`` (removed once the size's rows are
+done, unless --keep-data: the large split's dataset takes tens of GB). Killed, it
+continues: a finished run (metrics.json and positions.npz) is skipped, an unfinished
+one resumes from its train state (``resume=true``), and the datasets and the harvest
+resume where their extraction stopped. Up to ``in_memory_games`` games the training
+data are mapped whole; above, read in chunks with MM warm-started in memory
+(``model.warm_positions``): the memory a run needs is then the model's and a chunk's.
+
+``table`` and ``plot`` read what has finished: per row and size the test top-1 and
+log-evidence, the training time (metrics.json's train_seconds: the trainer, validation
+included, not the extraction), the data time (harvest and extraction, or opening the
+caches), the peak anonymous memory (the process's own, without the page cache of the
+mapped files) and the harvest's shape count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import matplotlib
+
+from gomove.experiment.runs import finished, launch, load_experiment, read_metrics
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]  # the runs start here: ../shared/data is beside it
+TRAIN_STATE = "train_state.pt"
+
+
+def slug(name: str) -> str:
+    return name.lower().replace(" ", "").replace(",", "-").replace("=", "")
+
+
+def overrides_of(row_overrides: list[str], n: int, cfg, cache: Path, extra: list[str]) -> list[str]:
+    """train.py overrides of one row at n games (all of the split: max_games null)."""
+    out = [
+        *row_overrides,
+        "data=tygem_large",
+        f"data.max_games={'null' if n >= max(cfg.sizes) else n}",
+        f"data.cache_dir={cache}",
+        "progress=false",
+        "threads=2",
+        "seed=0",
+    ]
+    if n <= int(cfg.in_memory_games):
+        out.append("data.chunk_positions=null")
+    elif any(o == "model=mm" for o in row_overrides):
+        out.append(f"model.warm_positions={int(cfg.warm_positions)}")
+    return [*out, *extra]
+
+
+def run(args: argparse.Namespace) -> None:
+    cfg = load_experiment("learning_curve")
+    out = Path(args.out).resolve()
+    sizes = [int(s) for s in (args.sizes or cfg.sizes)]
+    rows = [r for r in cfg.rows if not args.rows or r.name in args.rows]
+    for n in sizes:
+        cache = out / str(n) / "cache"
+        for r in rows:
+            folder = out / str(n) / slug(str(r.name))
+            if finished(folder):
+                print(f"[{time.strftime('%F %T')}] {r.name} at {n:,} games: done", flush=True)
+                continue
+            ov = overrides_of([str(o) for o in r.overrides], n, cfg, cache, args.extra)
+            if (folder / TRAIN_STATE).exists():
+                ov.append("resume=true")
+            attempt = len(list(folder.parent.glob(f"{folder.name}-*.log")))
+            print(f"[{time.strftime('%F %T')}] {r.name} at {n:,} games: {' '.join(ov)}", flush=True)
+            t = time.perf_counter()
+            m = launch(
+                ov, folder, log_path=folder.parent / f"{folder.name}-{attempt}.log", cwd=ROOT
+            )
+            print(
+                f"[{time.strftime('%F %T')}]   top-1 {m['top1']:.2%}, log-evidence "
+                f"{m['log_evidence']:.4f}, {time.perf_counter() - t:.0f} s",
+                flush=True,
+            )
+        if not args.keep_data and all(finished(out / str(n) / slug(str(r.name))) for r in cfg.rows):
+            shutil.rmtree(cache, ignore_errors=True)
+
+
+def collect(out: Path) -> list[dict]:
+    """Every finished run under out: its row, size and figures."""
+    cfg = load_experiment("learning_curve")
+    found = []
+    for n in cfg.sizes:
+        for r in cfg.rows:
+            folder = out / str(n) / slug(str(r.name))
+            if not finished(folder):
+                continue
+            m = read_metrics(folder)
+            found.append(
+                {
+                    "row": str(r.name),
+                    "games": int(m["train_games"]),
+                    "positions": int(m["train_positions"]),
+                    "top1": float(m["top1"]),
+                    "log_evidence": float(m["log_evidence"]),
+                    "train_s": float(m["train_seconds"]),
+                    "data_s": float(sum(m.get("rank_data_seconds", [0.0]))),
+                    "peak_anon_mb": m.get("peak_anon_mb"),
+                    "shapes": m.get("n_shapes"),
+                    "iterations": m.get("iterations"),
+                }
+            )
+    return found
+
+
+def table(args: argparse.Namespace) -> None:
+    rows = collect(Path(args.out).resolve())
+    print(
+        "| model | games | positions | shapes | test top-1 | log-evidence | training "
+        "| data | peak memory (anon) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        mem = f"{r['peak_anon_mb'] / 1024:.1f} GB" if r["peak_anon_mb"] else "?"
+        print(
+            f"| {r['row']} | {r['games']:,} | {r['positions']:,} | {r['shapes'] or 0:,} | "
+            f"{r['top1']:.2%} | {r['log_evidence']:.3f} | {r['train_s'] / 60:.1f} min | "
+            f"{r['data_s'] / 60:.1f} min | {mem} |"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+def plot(args: argparse.Namespace) -> None:
+    rows = collect(Path(args.out).resolve())
+    if not rows:
+        sys.exit(f"no finished runs under {args.out}")
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    for name in dict.fromkeys(r["row"] for r in rows):
+        pts = sorted((r for r in rows if r["row"] == name), key=lambda r: r["games"])
+        g = [p["games"] for p in pts]
+        axes[0].plot(g, [100 * p["top1"] for p in pts], "o-", label=name)
+        axes[1].plot(g, [p["log_evidence"] for p in pts], "o-", label=name)
+        axes[2].plot(g, [p["shapes"] or 0 for p in pts], "o-", label=name)
+    titles = ("test top-1 (%)", "test log-evidence", "harvested shapes")
+    for ax, title in zip(axes, titles, strict=True):
+        ax.set_xscale("log")
+        ax.set_xlabel("training games (large split, file order)")
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[2].set_yscale("log")
+    axes[0].legend()
+    fig.suptitle("The learning curve: Tygem 9-dan, test on the first 1,000 games of 2006-06")
+    fig.tight_layout()
+    fig.savefig(args.png, dpi=110)
+    print(f"wrote {args.png}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="train every row at every size (resumes)")
+    r.add_argument("--out", default="runs/curve")
+    r.add_argument("--sizes", nargs="*", type=int, help="a subset of the sizes")
+    r.add_argument("--rows", nargs="*", help="a subset of the rows, by name")
+    r.add_argument("--keep-data", action="store_true", help="keep each size's dataset cache")
+    r.add_argument("extra", nargs="*", help="more train.py overrides for every run")
+    t = sub.add_parser("table", help="the finished runs as a markdown table")
+    t.add_argument("--out", default="runs/curve")
+    t.add_argument("--json", help="also write the rows here")
+    f = sub.add_parser("plot", help="the finished runs as a figure")
+    f.add_argument("--out", default="runs/curve")
+    f.add_argument("--png", default="docs/img/learning_curve.png")
+    args = p.parse_args()
+    {"run": run, "table": table, "plot": plot}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

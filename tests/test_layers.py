@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Bottom to top. A module's layer is that of the longest prefix naming it (the
 # package ``gomove`` names only its own __init__). Each package is one layer.
 BASE = ("gomove", "gomove.atomic", "gomove.memory", "gomove.samples", "gomove.configs")
+BASE += ("gomove.kernel_cache",)  # numba's cache folder and the shipped cache
 BASE += ("gomove.pretrained",)  # package data: the shipped models
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", BASE),

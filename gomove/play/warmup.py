@@ -1,14 +1,16 @@
 """The warm-up: compile once, with visible progress, what the engine commands run.
 
 numba compiles each kernel the first time it runs and caches the machine code on disk
-(``cache=True``), so a fresh install spends minutes in its first ``genmove``: a GUI
+(``cache=True``), so without compiled code shipped in its wheel (an editable install;
+gomove.kernel_cache) a fresh install spends minutes in its first ``genmove``: a GUI
 sees a frozen engine. ``warm`` runs each part the engines use once, on tiny inputs,
 and reports each step on stderr (never on the GTP or JSON channel); later starts load
 the cached code in seconds. A stamp file in numba's cache folder records a finished
 warm-up for these kernel sources, numba and Python; ``gomove gtp`` and ``gomove
 analysis`` run the warm-up in a background thread at their first start
 (``start_warmup``) and answer the protocol's simple commands meanwhile
-(``GOMOVE_WARMUP=0`` turns that off); ``gomove warmup`` runs it in the foreground.
+(``GOMOVE_WARMUP=0`` turns that off); ``gomove warmup`` runs it in the foreground, and
+``gomove warmup --pack`` at a wheel's build (setup.py), whose stamp the wheel ships.
 """
 
 from __future__ import annotations

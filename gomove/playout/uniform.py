@@ -61,7 +61,7 @@ def list_empties(b: Board, empties: np.ndarray, epos: np.ndarray) -> int:
     size = b.info[SIZE]
     w = b.info[W]
     epos[:] = -1
-    n_empty = 0
+    n_empty = np.int64(0)  # a literal 0 had uniform_moves compiled twice (11 s of CPU)
     for r in range(size):
         for c in range(size):
             loc = (r + 1) * w + c + 1

@@ -33,7 +33,7 @@ from gomove.board.replay import Rules, game_arrays, replay, start_board
 from gomove.data.dataset import build_dataset, harvest_cached
 from gomove.data.extractor import FeatureExtractor
 from gomove.data.harvest import harvest
-from gomove.data.store import encode_chunk
+from gomove.data.store import chunk_rows
 from gomove.features.config import FeatureConfig
 from gomove.reading.games import ReadConfig, iter_games, records
 from gomove.reading.sgf import parse_game
@@ -169,7 +169,7 @@ def bench_extract(
     common = {"games": len(games), "patterns": len(table), "target_per_core": target}
     out.append(_stage("full", n, dt, per_core=round(n / dt), ok=n / dt >= target, **common))
     reg = full.registry
-    dt = _best(lambda: encode_chunk(parts, list(range(len(parts))), reg.group_names, reg.sizes))
+    dt = _best(lambda: chunk_rows(parts, list(range(len(parts))), reg.group_names, reg.sizes))
     out.append(_stage("encode", n, dt))
     if workers > 1:
         _EX = full

@@ -19,13 +19,15 @@ data are mapped whole; above, read in chunks with MM warm-started in memory
 log-evidence, the training time (metrics.json's train_seconds: the trainer, validation
 included, not the extraction), the data time (harvest and extraction, or opening the
 caches), the peak anonymous memory (the process's own, without the page cache of the
-mapped files) and the harvest's shape count.
+mapped files), the harvest's shape count, and the machine's 1-minute load average at
+the run's start and end (2 on this 2-core machine is the run alone; more: shared).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -40,6 +42,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]  # the runs start here: ../shared/data is beside it
 TRAIN_STATE = "train_state.pt"
+WALL = "wall.json"  # the last attempt's wall seconds and the 1-minute load at its start and end
 
 
 def slug(name: str) -> str:
@@ -81,10 +84,12 @@ def run(args: argparse.Namespace) -> None:
                 ov.append("resume=true")
             attempt = len(list(folder.parent.glob(f"{folder.name}-*.log")))
             print(f"[{time.strftime('%F %T')}] {r.name} at {n:,} games: {' '.join(ov)}", flush=True)
-            t = time.perf_counter()
+            t, load = time.perf_counter(), os.getloadavg()[0]
             m = launch(
                 ov, folder, log_path=folder.parent / f"{folder.name}-{attempt}.log", cwd=ROOT
             )
+            wall = {"seconds": time.perf_counter() - t, "load": [load, os.getloadavg()[0]]}
+            (folder / WALL).write_text(json.dumps(wall))
             print(
                 f"[{time.strftime('%F %T')}]   top-1 {m['top1']:.2%}, log-evidence "
                 f"{m['log_evidence']:.4f}, {time.perf_counter() - t:.0f} s",
@@ -116,6 +121,9 @@ def collect(out: Path) -> list[dict]:
                     "peak_anon_mb": m.get("peak_anon_mb"),
                     "shapes": m.get("n_shapes"),
                     "iterations": m.get("iterations"),
+                    "load": json.loads((folder / WALL).read_text())["load"]
+                    if (folder / WALL).exists()
+                    else None,
                 }
             )
     return found
@@ -125,15 +133,16 @@ def table(args: argparse.Namespace) -> None:
     rows = collect(Path(args.out).resolve())
     print(
         "| model | games | positions | shapes | test top-1 | log-evidence | training "
-        "| data | peak memory (anon) |"
+        "| data | peak memory (anon) | load |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         mem = f"{r['peak_anon_mb'] / 1024:.1f} GB" if r["peak_anon_mb"] else "?"
+        load = "-".join(f"{x:.1f}" for x in r["load"]) if r["load"] else "?"
         print(
             f"| {r['row']} | {r['games']:,} | {r['positions']:,} | {r['shapes'] or 0:,} | "
             f"{r['top1']:.2%} | {r['log_evidence']:.3f} | {r['train_s'] / 60:.1f} min | "
-            f"{r['data_s'] / 60:.1f} min | {mem} |"
+            f"{r['data_s'] / 60:.1f} min | {mem} | {load} |"
         )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))

@@ -37,6 +37,7 @@ from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.loop import fit_gammas
 from gomove.train.mm.padded import PaddedMM
+from gomove.train.mm.stream import StreamMM
 from gomove.train.rankers.fit import Members, fit_ranker, gaussian_prior
 from gomove.train.rankers.kernels import team_members, team_width
 from gomove.train.schemas import MMConfig, RankerConfig, SGDConfig
@@ -134,8 +135,16 @@ def test_collapse_scores_the_chain_teams(extracted, hier):
             torch.testing.assert_close(p, q)
 
 
-@pytest.mark.parametrize("prior_wins", [1.0, 3.0])
-def test_mm_equals_the_chain_oracle(extracted, hier, prior_wins):
+def streamed(flat, chunk_positions: int) -> StreamMM:
+    """The streaming engine over flat read in chunks (data larger than memory)."""
+    flat.chunk_positions = chunk_positions
+    return StreamMM(flat)
+
+
+@pytest.mark.parametrize(
+    "prior_wins, engine", [(1.0, "numba"), (3.0, "numba"), (1.0, "stream")]
+)  # fmt: skip
+def test_mm_equals_the_chain_oracle(extracted, hier, prior_wins, engine):
     ds, ex = extracted
     f = ex.registry.n_features
     cfg = MMConfig(max_iters=3, tol=0.0, prior_wins=prior_wins)
@@ -143,7 +152,7 @@ def test_mm_equals_the_chain_oracle(extracted, hier, prior_wins):
     oracle, hist = fit_gammas(PaddedMM([batch], CPU, groups), f, groups, cfg, progress=False)
     model, history = train_mm(
         cfg,
-        NumbaMM(ds.flat(), team_dtype="float64"),
+        NumbaMM(ds.flat(), team_dtype="float64") if engine == "numba" else streamed(ds.flat(), 11),
         TrainContext(f, ex.registry.group_spans(), CPU, progress=False, hierarchy=hier),
     )
     np.testing.assert_allclose(model.log_gamma.numpy(), hier.sum_down(oracle), atol=1e-9)

@@ -17,8 +17,9 @@ data are mapped whole; above, read in chunks with MM warm-started in memory
 
 ``table`` and ``plot`` read what has finished: per row and size the test top-1 and
 log-evidence, the training time (metrics.json's train_seconds: the trainer, validation
-included, not the extraction), the data time (harvest and extraction, or opening the
-caches), the peak anonymous memory (the process's own, without the page cache of the
+included, not the extraction; and of it the algorithm's own, algorithm_seconds, without
+the validation after every iteration or epoch), the data time (harvest and extraction,
+or opening the caches), the peak anonymous memory (the process's own, without the page cache of the
 mapped files), the harvest's shape count, and the machine's 1-minute load average at
 the run's start and end (2 on this 2-core machine is the run alone; more: shared).
 """
@@ -117,6 +118,7 @@ def collect(out: Path) -> list[dict]:
                     "top1": float(m["top1"]),
                     "log_evidence": float(m["log_evidence"]),
                     "train_s": float(m["train_seconds"]),
+                    "algorithm_s": float(m.get("algorithm_seconds", 0.0)),
                     "data_s": float(sum(m.get("rank_data_seconds", [0.0]))),
                     "peak_anon_mb": m.get("peak_anon_mb"),
                     "shapes": m.get("n_shapes"),
@@ -133,15 +135,16 @@ def table(args: argparse.Namespace) -> None:
     rows = collect(Path(args.out).resolve())
     print(
         "| model | games | positions | shapes | test top-1 | log-evidence | training "
-        "| data | peak memory (anon) | load |"
+        "| of it the algorithm | data | peak memory (anon) | load |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         mem = f"{r['peak_anon_mb'] / 1024:.1f} GB" if r["peak_anon_mb"] else "?"
         load = "-".join(f"{x:.1f}" for x in r["load"]) if r["load"] else "?"
         print(
             f"| {r['row']} | {r['games']:,} | {r['positions']:,} | {r['shapes'] or 0:,} | "
             f"{r['top1']:.2%} | {r['log_evidence']:.3f} | {r['train_s'] / 60:.1f} min | "
+            f"{r['algorithm_s'] / 60:.1f} min | "
             f"{r['data_s'] / 60:.1f} min | {mem} | {load} |"
         )
     if args.json:

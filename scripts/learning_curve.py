@@ -7,8 +7,9 @@ at 5,000 to 147,329 training games of the large split, resumable over several si
 
 The rows and sizes are gomove/configs/experiment/learning_curve.yaml's. ``run`` trains
 every row at every size, the sizes in increasing order, each run in
-``OUT/N/<row>`` with the dataset cache ``OUT/N/cache`` (removed once the size's rows are
-done, unless --keep-data: the large split's dataset takes tens of GB). Killed, it
+``OUT/N/<row>`` with the dataset cache of its features ``OUT/N/cache-<features>``
+(removed once no later row of the size reads it, unless --keep-data: the large split's
+dataset takes tens of GB, and two of them do not fit on this machine's disk). Killed, it
 continues: a finished run (metrics.json and positions.npz) is skipped, an unfinished
 one resumes from its train state (``resume=true``), and the datasets and the harvest
 resume where their extraction stopped. Up to ``in_memory_games`` games the training
@@ -68,36 +69,49 @@ def overrides_of(row_overrides: list[str], n: int, cfg, cache: Path, extra: list
     return [*out, *extra]
 
 
+def features_of(row) -> str:
+    """The row's feature overrides as a folder name: rows with the same features share
+    a size's dataset cache (``OUT/N/cache-<features>``)."""
+    feats = sorted(str(o) for o in row.overrides if str(o).startswith("features."))
+    return "cache-" + (slug("-".join(o.removeprefix("features.") for o in feats)) or "default")
+
+
 def run(args: argparse.Namespace) -> None:
     cfg = load_experiment("learning_curve")
     out = Path(args.out).resolve()
     sizes = [int(s) for s in (args.sizes or cfg.sizes)]
     rows = [r for r in cfg.rows if not args.rows or r.name in args.rows]
     for n in sizes:
-        cache = out / str(n) / "cache"
-        for r in rows:
+        for i, r in enumerate(rows):
             folder = out / str(n) / slug(str(r.name))
+            cache = out / str(n) / features_of(r)
             if finished(folder):
                 print(f"[{time.strftime('%F %T')}] {r.name} at {n:,} games: done", flush=True)
-                continue
-            ov = overrides_of([str(o) for o in r.overrides], n, cfg, cache, args.extra)
-            if (folder / TRAIN_STATE).exists():
-                ov.append("resume=true")
-            attempt = len(list(folder.parent.glob(f"{folder.name}-*.log")))
-            print(f"[{time.strftime('%F %T')}] {r.name} at {n:,} games: {' '.join(ov)}", flush=True)
-            t, load = time.perf_counter(), os.getloadavg()[0]
-            m = launch(
-                ov, folder, log_path=folder.parent / f"{folder.name}-{attempt}.log", cwd=ROOT
-            )
-            wall = {"seconds": time.perf_counter() - t, "load": [load, os.getloadavg()[0]]}
-            (folder / WALL).write_text(json.dumps(wall))
-            print(
-                f"[{time.strftime('%F %T')}]   top-1 {m['top1']:.2%}, log-evidence "
-                f"{m['log_evidence']:.4f}, {time.perf_counter() - t:.0f} s",
-                flush=True,
-            )
-        if not args.keep_data and all(finished(out / str(n) / slug(str(r.name))) for r in cfg.rows):
-            shutil.rmtree(cache, ignore_errors=True)
+            else:
+                train_row(r, n, cfg, folder, cache, args.extra)
+            # a dataset goes once no later row of this size reads it (two of the large
+            # split's would not fit on the disk together)
+            later = {features_of(q) for q in rows[i + 1 :]}
+            if not args.keep_data and features_of(r) not in later:
+                shutil.rmtree(cache, ignore_errors=True)
+
+
+def train_row(row, n: int, cfg, folder: Path, cache: Path, extra: list[str]) -> None:
+    """One row at n games into folder, resumed from its train state when it has one."""
+    ov = overrides_of([str(o) for o in row.overrides], n, cfg, cache, extra)
+    if (folder / TRAIN_STATE).exists():
+        ov.append("resume=true")
+    attempt = len(list(folder.parent.glob(f"{folder.name}-*.log")))
+    print(f"[{time.strftime('%F %T')}] {row.name} at {n:,} games: {' '.join(ov)}", flush=True)
+    t, load = time.perf_counter(), os.getloadavg()[0]
+    m = launch(ov, folder, log_path=folder.parent / f"{folder.name}-{attempt}.log", cwd=ROOT)
+    wall = {"seconds": time.perf_counter() - t, "load": [load, os.getloadavg()[0]]}
+    (folder / WALL).write_text(json.dumps(wall))
+    print(
+        f"[{time.strftime('%F %T')}]   top-1 {m['top1']:.2%}, log-evidence "
+        f"{m['log_evidence']:.4f}, {time.perf_counter() - t:.0f} s",
+        flush=True,
+    )
 
 
 def collect(out: Path) -> list[dict]:

@@ -1,0 +1,73 @@
+"""scripts/learning_curve.py's driver, with train.py replaced by a stand-in: the rows'
+overrides, the order of the runs, finished runs skipped, unfinished ones resumed, and
+each size's dataset caches removed once no later row of the size reads them."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "learning_curve.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("learning_curve", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_overrides_in_memory_and_in_chunks(tmp_path):
+    lc = load_script()
+    cfg = lc.load_experiment("learning_curve")
+    mm = next(r for r in cfg.rows if r.name == "MM")
+    small = lc.overrides_of(list(mm.overrides), 5000, cfg, tmp_path, [])
+    assert "data.max_games=5000" in small and "data.chunk_positions=null" in small
+    large = lc.overrides_of(list(mm.overrides), max(cfg.sizes), cfg, tmp_path, ["x=1"])
+    assert "data.max_games=null" in large and "data.chunk_positions=null" not in large
+    assert f"model.warm_positions={cfg.warm_positions}" in large and large[-1] == "x=1"
+    names = [lc.features_of(r) for r in cfg.rows]
+    # rows that share a dataset are next to each other: each cache is one run of rows
+    runs = [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
+    assert len(runs) == len(set(runs)) == 2
+
+
+def test_run_skips_resumes_and_removes_caches(tmp_path, monkeypatch):
+    lc = load_script()
+    cfg = lc.load_experiment("learning_curve")
+    out = tmp_path / "curve"
+    done = out / "5000" / lc.slug("MM")
+    done.mkdir(parents=True)
+    (done / "metrics.json").write_text("{}")
+    np.savez(done / "positions.npz", rank=np.zeros(1))
+    killed = out / "5000" / lc.slug("FBT k=10")
+    killed.mkdir(parents=True)
+    (killed / lc.TRAIN_STATE).write_bytes(b"state")
+    calls = []
+
+    def fake_launch(overrides, run, log_path, cwd):
+        cache = Path(next(o for o in overrides if o.startswith("data.cache_dir="))[15:])
+        cache.mkdir(parents=True, exist_ok=True)
+        calls.append((run.parent.name, run.name, "resume=true" in overrides, cache.name,
+                      sorted(p.name for p in run.parent.glob("cache-*"))))  # fmt: skip
+        run.mkdir(parents=True, exist_ok=True)
+        (run / "metrics.json").write_text(json.dumps({"top1": 0.4, "log_evidence": -2.5}))
+        np.savez(run / "positions.npz", rank=np.zeros(1))
+        return {"top1": 0.4, "log_evidence": -2.5}
+
+    monkeypatch.setattr(lc, "launch", fake_launch)
+    args = argparse.Namespace(out=str(out), sizes=[5000], rows=None, keep_data=False, extra=[])
+    lc.run(args)
+    default, every = lc.features_of(cfg.rows[0]), lc.features_of(cfg.rows[2])
+    assert calls == [
+        ("5000", lc.slug("FBT k=10"), True, default, [default]),  # MM was finished
+        # the default features' dataset is gone before the next one is built
+        ("5000", lc.slug("MM, all sizes"), False, every, [every]),
+        ("5000", lc.slug("FBT k=10, all sizes"), False, every, [every]),
+    ]
+    assert not list((out / "5000").glob("cache-*"))
+    assert (killed / lc.WALL).exists()

@@ -3,10 +3,12 @@
 Terms:
 - input: a ``.sgf`` file, a folder (read recursively, sorted), a ``.zip``, a
   ``.tar``/``.tar.gz``/``.tgz``/``.tar.bz2`` archive (the public monthly KGS
-  archives are folders of .sgf files inside a tar.gz), a glob pattern string,
-  or a list of any of these. Order is deterministic: the inputs as given,
+  archives are folders of .sgf files inside a tar.gz), a game pack
+  (``.gomove-games.npz``: games parsed once, gomove.reading.pack), a glob pattern
+  string, or a list of any of these. Order is deterministic: the inputs as given,
   folders sorted, zip members in namelist order, tar members in member order.
-- record: one SGF file or archive member, named ``path`` or ``archive:member``.
+- record: one SGF file or archive member, named ``path`` or ``archive:member``, or one
+  game of a pack (named as the record it was packed from).
 - skip: a record that yields no game, counted by reason in ReadStats:
   failures (``read``, ``parse``, ``encoding``, ``move``, ``setup``,
   ``illegal``; see gomove.reading.sgf) and filters (FILTER_REASONS: ``size``,
@@ -42,6 +44,7 @@ from gomove.board.board import (
 )
 from gomove.board.coords import MAX_SIZE, MIN_SIZE, loc_to_gtp
 from gomove.board.replay import Rules, game_arrays, replay, start_board
+from gomove.reading.pack import PACK_SUFFIX, read_pack
 from gomove.reading.sgf import Game, GameError, parse_game
 
 FILTER_REASONS = ("size", "handicap", "short")
@@ -208,7 +211,7 @@ def _iter_games(sources: list[Path], cfg: ReadConfig, stats: ReadStats) -> Itera
             try:
                 if isinstance(data, GameError):
                     raise data
-                game = parse_game(data, source, cfg.sizes)
+                game = data if isinstance(data, Game) else parse_game(data, source, cfg.sizes)
                 check_filters(game, cfg)
                 replay_game(game, cfg.superko)
             except GameError as err:
@@ -270,10 +273,10 @@ def _illegal_why(b: Board, loc: int, color: int) -> str:
     return "positional superko"
 
 
-def records(path: Path) -> Iterator[tuple[str, bytes | GameError]]:
-    """(source, bytes) for every SGF record of one input; GameError("read") in place of bytes
-
-    for what cannot be read, so that one damaged record or archive costs one skip.
+def records(path: Path) -> Iterator[tuple[str, bytes | Game | GameError]]:
+    """(source, bytes) for every SGF record of one input, (source, Game) for every game of a
+    pack (gomove.reading.pack); GameError("read") in place of them for what cannot be
+    read, so that one damaged record or archive costs one skip.
     """
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file() and _kind(p) is not None)
@@ -281,7 +284,9 @@ def records(path: Path) -> Iterator[tuple[str, bytes | GameError]]:
             yield from records(p)
         return
     kind = _kind(path) or "sgf"  # a file named explicitly is read whatever its suffix
-    if kind == "zip":
+    if kind == "pack":
+        yield from read_pack(path)
+    elif kind == "zip":
         yield from _zip_records(path)
     elif kind == "tar":
         yield from _tar_records(path)
@@ -296,6 +301,8 @@ def _kind(path: Path) -> str | None:
     name = path.name.lower()
     if name.endswith(SGF_SUFFIXES):
         return "sgf"
+    if name.endswith(PACK_SUFFIX):
+        return "pack"
     if name.endswith(ZIP_SUFFIXES):
         return "zip"
     if name.endswith(TAR_SUFFIXES):

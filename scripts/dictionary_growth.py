@@ -1,4 +1,4 @@
-"""How many codes a format-3 dataset's dictionary needs: the distinct combinations of the
+"""How many codes a dataset's dictionary needs: the distinct combinations of the
 narrow (tactical) groups' levels against the games, over every STEP-th game of the
 large split's training months (docs/logs/scale.md, "Records and data larger than memory").
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from gomove.data.extractor import FeatureExtractor
-from gomove.data.flat import CODE_BITS, Layout
+from gomove.data.flat import Layout
 from gomove.features.config import FeatureConfig
 from gomove.reading.games import ReadConfig, ReadStats, iter_games
 
@@ -31,9 +31,10 @@ def main() -> None:
     args = p.parse_args()
     ex = FeatureExtractor(FeatureConfig(shapes=False))  # the narrow groups need no shapes
     reg = ex.registry
-    narrow = [reg.group_names[g] for g in Layout.of(reg.sizes).narrow]
+    layout = Layout.of(reg.sizes)
+    narrow = [reg.group_names[g] for g in layout.narrow]
     paths = [Path(args.data) / f"tygem-9d-{m}.zip" for m in MONTHS]
-    print(f"narrow groups: {', '.join(narrow)}; a dictionary holds {2**CODE_BITS:,} codes")
+    print(f"narrow groups: {', '.join(narrow)}; a dictionary holds {2**layout.code_bits:,} codes")
     print("| games | candidates | distinct combinations |\n|---|---|---|")
     seen: set[bytes] = set()
     n = cands = 0

@@ -29,6 +29,7 @@ from gomove.data.flat import (
     Dictionary,
     FlatData,
     Layout,
+    code_bits_of,
     finish_words,
     local_records,
     read_records,
@@ -212,10 +213,13 @@ def test_wider_records_train_alike():
 
 
 def test_full_features_record_width():
-    """The full features' 8 tactical groups as an 18-bit code beside 18 shape bits: 36
-    bits a candidate (4.5 bytes)."""
+    """The full features' 8 tactical groups (624,240 combinations) as a 16-bit code beside
+    18 shape bits: 34 bits a candidate (4.25 bytes)."""
     lay = Layout.of([2, 5, 2, 1, 3, 4, 16, 16, 187815])
-    assert (lay.n_narrow, lay.code_bits, lay.width) == (8, 18, 36)
+    assert (lay.n_narrow, lay.code_bits, lay.width) == (8, 16, 34)
+    # a code holds 1/16 of the combinations allowed, in at least 16 bits, never more
+    # bits than the combinations need
+    assert [code_bits_of(n) for n in (2, 3, 60_000, 624_240, 5_600_000)] == [1, 2, 16, 16, 19]
 
 
 def test_level_above_size_refused():

@@ -5,7 +5,7 @@ form: the records' bitstream (uint64 words held as int64: torch has no shifts on
 uint64), the dictionary of narrow combinations (int64), and the per-position
 pos_start, winner, game and move. Nothing is widened per candidate for good: a step
 decodes the levels of only the candidates it reads (``indices``), so all 27,613
-training games (1.49 billion candidates, 4.5 bytes each) take 6.7 GB of an H100's
+training games (1.49 billion candidates, 4.25 bytes each) take 6.3 GB of an H100's
 80 GB, and the engines add their own state.
 
 On the CPU the tensors share the FlatData's memory (the memory-mapped files):

@@ -17,10 +17,10 @@ Arrays (C candidates, P positions; the feature groups split by width):
   of the record at column i), as stored; the kernels read its transpose
   (``Records.narrow``, uint8[G8, K]: a group's levels of all codes in one run, so a
   level is one load, no shift; 150 KB for the full features' 8 tactical groups, which
-  stays in the cache). Codes are given in the
-  order combinations first appear (a dataset's dictionary), at most 2**CODE_BITS of
-  them: the full features' 8 tactical groups show about 18,000 combinations in 1,000
-  Tygem games, far fewer than their 624,240;
+  stays in the cache). Codes are given in the order combinations first appear (a
+  dataset's dictionary), at most 2**code_bits of them (``code_bits_of``): the full
+  features' 8 tactical groups show about 17,000 combinations in 1,000 Tygem games,
+  far fewer than their 624,240;
 - ``offs8``, ``offsw``: int64[G8], [Gw], the registry offsets of the narrow and wide
   groups: level l > 0 of the group at offset o is the global feature o + l - 1
   (registry.feature_index);
@@ -34,8 +34,8 @@ Arrays (C candidates, P positions; the feature groups split by width):
 fields.field_level; ``level(g)`` decodes one group.
 
 Bytes per candidate: width / 8 plus 10 per position: with the full features a
-record is 18 code bits and 18 (187,815 shapes of all 27,613 training games) to 20
-(the large split's) shape bits, 4.5 to 4.75 bytes, against 7.06 for the bit-packed
+record is 16 code bits and 18 (187,815 shapes of all 27,613 training games) to 20
+(the large split's) shape bits, 4.25 to 4.5 bytes, against 7.06 for the bit-packed
 words and three-byte shapes before (flat version 2). The engines add their own state
 (MM's numba engine: 4 bytes per candidate, float32 strengths).
 
@@ -74,7 +74,21 @@ def level_dtype(n_levels: int) -> np.dtype:
 
 
 NARROW_LEVELS = 256  # groups of fewer levels are narrow: their combination is a code
-CODE_BITS = 18  # at most 2**18 combinations of narrow levels in one dataset
+# A dataset's dictionary holds 1/16 of the combinations its narrow groups allow, in at
+# least 16 bits: the games show far fewer (the full features' 8 tactical groups allow
+# 624,240 and show about 35,000 in all 147,329 games of the large split, growing by about
+# 2,500 a doubling of the games: docs/logs/scale.md), so the full features' code takes
+# 16 bits, room for 65,536.
+SPARE_CODE_BITS = 4  # the code's bits: those of the combinations allowed, less these
+MIN_CODE_BITS = 16
+
+
+def code_bits_of(combos: int) -> int:
+    """The bits of a dataset's codes when its narrow groups allow combos combinations."""
+    allowed = (combos - 1).bit_length()
+    return min(allowed, max(MIN_CODE_BITS, allowed - SPARE_CODE_BITS))
+
+
 MAX_WIDTH = 57  # bits a record: one unaligned 8-byte load holds it (fields.record_bits)
 
 
@@ -98,7 +112,7 @@ class Layout:
         sizes = tuple(int(s) for s in sizes)
         narrow, wide = _split(sizes)
         combos = int(np.prod([sizes[g] + 1 for g in narrow], dtype=object)) if narrow else 1
-        code_bits = min(CODE_BITS, (combos - 1).bit_length())
+        code_bits = code_bits_of(combos)
         shifts, bits = [], []
         at = code_bits
         for g in wide:
@@ -379,7 +393,8 @@ class Dictionary:
                 if code >= limit:
                     raise ValueError(
                         f"more than {limit} combinations of the narrow groups' levels: "
-                        "the dataset's dictionary is full"
+                        f"the dataset's dictionary is full (its codes take "
+                        f"{self.layout.code_bits} bits, gomove.data.flat.code_bits_of)"
                     )
                 self.codes[key] = code
                 self.rows.append(row.copy())

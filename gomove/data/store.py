@@ -15,8 +15,8 @@ array, rows appended a chunk of games at a time in game order:
 - ``game.bin`` int32[P], ``move.bin`` int16[P]: the game (index in the dataset) and
   move number (0 = the first) of each position, for per-phase statistics.
 
-Bytes: width / 8 a candidate, plus 10 per position and the dictionary: 4.54 a
-candidate for the full features of all standard training games (36-bit records).
+Bytes: width / 8 a candidate, plus 10 per position and the dictionary: 4.29 a
+candidate for the full features of all standard training games (34-bit records).
 
 Two JSON sidecars, each written atomically:
 - ``progress.json`` while extracting: the chunks committed, each file's committed
@@ -48,7 +48,9 @@ from gomove.atomic import atomic_write_json
 from gomove.data.fields import pack_records
 from gomove.data.flat import Dictionary, Layout, finish_words, local_records, records
 
-FORMAT_VERSION = 3  # 2: bit-packed words and 2- or 3-byte wide levels; 1: npz shards
+# 4: 16-bit codes for the full features; 3: 18-bit codes; 2: bit-packed words and 2- or
+# 3-byte wide levels; 1: npz shards
+FORMAT_VERSION = 4
 POSITION_FILES = {
     "n_cand": np.dtype("<u2"),
     "winner": np.dtype("<u2"),

@@ -1,7 +1,7 @@
 """MM passes over the flat layout on any device by torch ops, and the engine for a device.
 
 ``TorchMM`` holds the data on the device as stored (gomove.data.device_flat.DeviceFlat:
-the records, about 4.5 bytes a candidate) and one float64 log-strength a candidate,
+the records, about 4.3 bytes a candidate) and one float64 log-strength a candidate,
 12.5 bytes in all: every training game fits an H100. It
 runs chunked torch ops, each chunk decoding the levels it reads: each position's
 sum by segments, and a group's statistics as the bincount of P(candidate) by

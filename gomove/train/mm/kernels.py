@@ -112,37 +112,24 @@ def keyed_factor(arr: tuple, field: tuple, factor: np.ndarray) -> tuple:
 
 
 @njit(cache=True, inline="always")
-def scale_sum(team: np.ndarray, lo: int, hi: int, arr: tuple, key: tuple) -> float:
-    """team[c] *= factor[level] for c in lo..hi-1 (key: keyed_factor's), and their new
-    sum as strength_sum sums it (the same lanes, the same bits). Scaling and summing in
-    one loop rather than scaling and calling strength_sum: the two loops made the
-    passes that fold in a change about 4% slower."""
-    table, shift, mask = key
-    s0 = s1 = s2 = s3 = 0.0
-    c = lo
-    while c + 3 < hi:
-        for j in range(4):
-            rec = record_bits(arr, c + j)
-            team[c + j] = team[c + j] * table[(rec >> shift) & mask]
-        s0 += team[c]
-        s1 += team[c + 1]
-        s2 += team[c + 2]
-        s3 += team[c + 3]
-        c += 4
-    while c < hi:
-        team[c] = team[c] * table[(record_bits(arr, c) >> shift) & mask]
-        s0 += team[c]
-        c += 1
-    return (s0 + s1) + (s2 + s3)
+def most_candidates(pos_start: np.ndarray, chunk_pos: np.ndarray, k: int) -> int:
+    """The most candidates of a position of chunk k: the room scale_sum_keep's records need."""
+    longest = 0
+    for p in range(chunk_pos[k], chunk_pos[k + 1]):
+        longest = max(longest, pos_start[p + 1] - pos_start[p])
+    return longest
 
 
 @njit(cache=True, inline="always")
 def scale_sum_keep(
     team: np.ndarray, lo: int, hi: int, arr: tuple, key: tuple, recs: np.ndarray
 ) -> float:
-    """scale_sum (the same numbers), keeping the candidates' records in recs[0:hi - lo]:
-    the pass that gathers the next group reads them there instead of decoding them
-    from the stream again."""
+    """team[c] *= factor[level] for c in lo..hi-1 (key: keyed_factor's), and their new
+    sum as strength_sum sums it (the same lanes, the same bits), keeping the candidates'
+    records in recs[0:hi - lo]: the pass that gathers the next group reads them there
+    instead of decoding them from the stream again. Scaling and summing in one loop
+    rather than scaling and calling strength_sum: the two loops made the passes that
+    fold in a change about 4% slower."""
     table, shift, mask = key
     s0 = s1 = s2 = s3 = 0.0
     c = lo
@@ -205,10 +192,7 @@ def mm_pass(
     for k in prange(n_chunks):
         acc = 0.0
         # the records of a position, as the change decoded them (one decode a candidate)
-        longest = 0
-        for p in range(chunk_pos[k], chunk_pos[k + 1]):
-            longest = max(longest, pos_start[p + 1] - pos_start[p])
-        recs = np.empty(longest if scale else 0, dtype=np.uint64)
+        recs = np.empty(most_candidates(pos_start, chunk_pos, k) if scale else 0, np.uint64)
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
             lo = pos_start[p]
             hi = pos_start[p + 1]
@@ -237,7 +221,8 @@ def mm_pass(
 @njit(parallel=True, cache=True)
 def dense_scale(s: Strengths, pos: Positions, group: Group, factor: np.ndarray) -> None:
     """team[c] *= factor[level] (factor[0] is 1 for a change), and e[p] each position's
-    new sum of strengths, summed as mm_pass sums it (scale_sum)."""
+    new sum of strengths, summed as mm_pass sums it (scale_sum_keep; the records it
+    keeps go unread here)."""
     team = s.team
     e = s.e
     pos_start = pos.pos_start
@@ -245,8 +230,9 @@ def dense_scale(s: Strengths, pos: Positions, group: Group, factor: np.ndarray) 
     arr = plain(group.arr)
     key = keyed_factor(arr, held(group.field), factor)
     for k in prange(chunk_pos.shape[0] - 1):
+        recs = np.empty(most_candidates(pos_start, chunk_pos, k), np.uint64)
         for p in range(chunk_pos[k], chunk_pos[k + 1]):
-            e[p] = scale_sum(team, pos_start[p], pos_start[p + 1], arr, key)
+            e[p] = scale_sum_keep(team, pos_start[p], pos_start[p + 1], arr, key, recs)
 
 
 @njit(parallel=True, cache=True)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import matplotlib
 
-from gomove.experiment.runs import finished, launch, load_experiment, read_metrics
+from gomove.experiment.runs import finished, launch, load_experiment, read_metrics, row_folder
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
@@ -45,10 +45,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]  # the runs start here: ../shared/data is beside it
 TRAIN_STATE = "train_state.pt"
 WALL = "wall.json"  # the last attempt's wall seconds and the 1-minute load at its start and end
-
-
-def slug(name: str) -> str:
-    return name.lower().replace(" ", "").replace(",", "-").replace("=", "")
 
 
 def overrides_of(row_overrides: list[str], n: int, cfg, cache: Path, extra: list[str]) -> list[str]:
@@ -73,7 +69,9 @@ def features_of(row) -> str:
     """The row's feature overrides as a folder name: rows with the same features share
     a size's dataset cache (``OUT/N/cache-<features>``)."""
     feats = sorted(str(o) for o in row.overrides if str(o).startswith("features."))
-    return "cache-" + (slug("-".join(o.removeprefix("features.") for o in feats)) or "default")
+    return "cache-" + (
+        row_folder("-".join(o.removeprefix("features.") for o in feats)) or "default"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -83,7 +81,7 @@ def run(args: argparse.Namespace) -> None:
     rows = [r for r in cfg.rows if not args.rows or r.name in args.rows]
     for n in sizes:
         for i, r in enumerate(rows):
-            folder = out / str(n) / slug(str(r.name))
+            folder = out / str(n) / row_folder(str(r.name))
             cache = out / str(n) / features_of(r)
             if finished(folder):
                 print(f"[{time.strftime('%F %T')}] {r.name} at {n:,} games: done", flush=True)
@@ -120,7 +118,7 @@ def collect(out: Path) -> list[dict]:
     found = []
     for n in cfg.sizes:
         for r in cfg.rows:
-            folder = out / str(n) / slug(str(r.name))
+            folder = out / str(n) / row_folder(str(r.name))
             if not finished(folder):
                 continue
             m = read_metrics(folder)

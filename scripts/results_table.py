@@ -30,7 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from gomove.experiment.runs import launch, load_experiment, read_history
+from gomove.experiment.runs import launch, load_experiment, read_history, row_folder
 
 ROOT = Path(__file__).resolve().parents[1]  # the runs start here: ../shared/data is beside it
 
@@ -41,12 +41,8 @@ def rows() -> list[tuple[str, list[str]]]:
     return [(str(r.name), [str(o) for o in r.overrides]) for r in cfg.rows]
 
 
-def slug(name: str) -> str:
-    return name.lower().replace(" ", "").replace(",", "-").replace("=", "")
-
-
 def run_row(name: str, overrides: list[str], args: argparse.Namespace, rnd: int = 0) -> dict:
-    out = Path(args.out).resolve() / (slug(name) + (f"-r{rnd}" if rnd else ""))
+    out = Path(args.out).resolve() / (row_folder(name) + (f"-r{rnd}" if rnd else ""))
     overrides = [
         *overrides,
         "data=tygem",

@@ -40,11 +40,11 @@ def test_run_skips_resumes_and_removes_caches(tmp_path, monkeypatch):
     lc = load_script()
     cfg = lc.load_experiment("learning_curve")
     out = tmp_path / "curve"
-    done = out / "5000" / lc.slug("MM")
+    done = out / "5000" / lc.row_folder("MM")
     done.mkdir(parents=True)
     (done / "metrics.json").write_text("{}")
     np.savez(done / "positions.npz", rank=np.zeros(1))
-    killed = out / "5000" / lc.slug("FBT k=10")
+    killed = out / "5000" / lc.row_folder("FBT k=10")
     killed.mkdir(parents=True)
     (killed / lc.TRAIN_STATE).write_bytes(b"state")
     calls = []
@@ -64,10 +64,10 @@ def test_run_skips_resumes_and_removes_caches(tmp_path, monkeypatch):
     lc.run(args)
     default, every = lc.features_of(cfg.rows[0]), lc.features_of(cfg.rows[2])
     assert calls == [
-        ("5000", lc.slug("FBT k=10"), True, default, [default]),  # MM was finished
+        ("5000", lc.row_folder("FBT k=10"), True, default, [default]),  # MM was finished
         # the default features' dataset is gone before the next one is built
-        ("5000", lc.slug("MM, all sizes"), False, every, [every]),
-        ("5000", lc.slug("FBT k=10, all sizes"), False, every, [every]),
+        ("5000", lc.row_folder("MM, all sizes"), False, every, [every]),
+        ("5000", lc.row_folder("FBT k=10, all sizes"), False, every, [every]),
     ]
     assert not list((out / "5000").glob("cache-*"))
     assert (killed / lc.WALL).exists()

@@ -123,6 +123,11 @@ def launch(
     return read_metrics(run)
 
 
+def row_folder(name: str) -> str:
+    """The run folder of an experiment's row named name ("FBT k=10, S=30" -> "fbtk10-s30")."""
+    return name.lower().replace(" ", "").replace(",", "-").replace("=", "")
+
+
 # --- reading a run ------------------------------------------------------------------
 
 

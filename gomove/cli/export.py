@@ -5,8 +5,9 @@
 - ``gomove export gammas RUN OUT.txt``: a run's gammas as ``mm`` prints them;
 - ``gomove export pachi RUN OUTDIR [--base PACHI/patterns_mm.gamma]``:
   Pachi's ``patterns_mm.spat`` and ``patterns_mm.gamma``;
-- ``gomove export packed RUN OUT.npz``: a run's model packed for shipping
-  (what scoring needs, compressed; every command that takes ``--model`` reads it).
+- ``gomove export packed RUN OUT.npz [--min-count N] [--float16]``: a run's model
+  packed for shipping (what scoring needs, compressed; every command that takes
+  ``--model`` reads it), smaller with rare shapes pruned or half-size parameters.
 
 Examples:
 
@@ -57,6 +58,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     pk.add_argument("run", metavar="RUN")
     pk.add_argument("out", metavar="OUT.npz")
     pk.add_argument("--note", default="", help="one line on the model's data, shown by users")
+    pk.add_argument(
+        "--min-count",
+        type=int,
+        metavar="N",
+        help="keep only the shape patterns seen at least N times in the training games "
+        "(the rest fall back to the next smaller pattern kept): a smaller file",
+    )
+    pk.add_argument(
+        "--float16",
+        action="store_true",
+        help="the parameters in float16: half their bytes, a log-gamma to 5e-4 relative",
+    )
     return p.parse_args(argv)
 
 
@@ -69,7 +82,13 @@ def main(argv: list[str] | None = None) -> int:
             export_gammas(args.run, args.out)
             summary = {"gammas": args.out}
         elif args.what == "packed":
-            summary = export_packed(args.run, args.out, args.note)
+            summary = export_packed(
+                args.run,
+                args.out,
+                args.note,
+                min_count=args.min_count,
+                param_dtype="float16" if args.float16 else "float32",
+            )
         else:
             summary = export_pachi(args.run, args.out, args.base, args.spatial_only)
             summary["sources"] = sorted(set(summary["sources"].values()))

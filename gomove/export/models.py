@@ -18,6 +18,7 @@ import torch
 
 from gomove.export.mm_format import log_gammas_of, read_gammas, write_competition, write_gammas
 from gomove.export.pachi import write_pachi
+from gomove.export.shrink import prune_shapes
 from gomove.export.source import SourceError, extractor_of, load_run, training_dataset
 from gomove.models.checkpoint import save_checkpoint
 from gomove.models.mm import BradleyTerry
@@ -79,11 +80,22 @@ def export_pachi(
     return write_pachi(out_dir, ex.registry, ex.table, log_gamma, base_gamma, spatial_only)
 
 
-def export_packed(run: str | Path, out: str | Path, note: str = "") -> dict[str, object]:
+def export_packed(
+    run: str | Path,
+    out: str | Path,
+    note: str = "",
+    min_count: int | None = None,
+    param_dtype: str = "float32",
+) -> dict[str, object]:
     """A run's model as a packed checkpoint (gomove.models.packed): what scoring needs,
     with a source record of the run's data, settings and test figures; note: one line on
-    where it came from, which messages show."""
+    where it came from, which messages show; min_count: prune the shape patterns seen
+    fewer times (gomove.export.shrink); param_dtype: float32, or float16 for half the
+    parameter bytes."""
     state = load_run(run)
+    harvested = None if state.get("patterns") is None else len(state["patterns"]["hashes"])
+    if min_count is not None:
+        state = prune_shapes(state, min_count)
     cfg = state.get("config") or {}
     data = cfg.get("data", {})
     metrics_file = Path(run) / "metrics.json" if Path(run).is_dir() else None
@@ -102,5 +114,14 @@ def export_packed(run: str | Path, out: str | Path, note: str = "") -> dict[str,
         "validation": {k: v for k, v in last.items() if k.startswith("val_")},
         "test": test,
     }
-    write_packed(out, state, source)
+    if min_count is not None or param_dtype != "float32":
+        # the figures above are the run's, before its model was made smaller
+        source["shrunk"] = {
+            "param_dtype": param_dtype,
+            "min_count": min_count,
+            "patterns": {"harvested": harvested, "kept": len(state["patterns"]["hashes"])}
+            if harvested is not None
+            else None,
+        }
+    write_packed(out, state, source, param_dtype)
     return {"packed": str(out), "bytes": Path(out).stat().st_size, "source": source}

@@ -9,7 +9,8 @@ only what scoring needs, in the narrowest exact types:
   scalars, the registry's ``spec_hash`` to check the rebuilt one against, and a
   ``source`` dict that says where the model came from);
 - ``param.NAME``: each parameter of the state dict, float32 (the models score in
-  float32 or float64; float32 keeps a log-gamma to 1e-7 relative);
+  float32 or float64; float32 keeps a log-gamma to 1e-7 relative), or float16 when
+  written so (half the bytes, a log-gamma to 5e-4 relative; read back as float32);
 - ``hashes`` uint64, ``radius`` uint8, ``count`` uint32 and ``stones`` (each
   point state 0..3 in 2 bits, four to a byte) of the pattern table.
 
@@ -53,9 +54,17 @@ def unpack_stones(packed: np.ndarray, n: int) -> np.ndarray:
     return out.reshape(packed.shape[0], -1)[:, :n].copy()
 
 
-def write_packed(path: str | Path, state: dict[str, Any], source: dict[str, Any]) -> None:
+PARAM_DTYPES = ("float32", "float16")
+
+
+def write_packed(
+    path: str | Path, state: dict[str, Any], source: dict[str, Any], param_dtype: str = "float32"
+) -> None:
     """Pack a checkpoint dict (``read_checkpoint``'s, before its extractor is used) into
-    path; source (JSON-able) says where it came from (the run, its data, its figures)."""
+    path; source (JSON-able) says where it came from (the run, its data, its figures);
+    param_dtype: the parameters' type in the file (PARAM_DTYPES)."""
+    if param_dtype not in PARAM_DTYPES:
+        raise ValueError(f"param_dtype {param_dtype!r}: one of {PARAM_DTYPES}")
     p = state["patterns"]
     meta: dict[str, Any] = {
         "version": PACKED_VERSION,
@@ -68,7 +77,12 @@ def write_packed(path: str | Path, state: dict[str, Any], source: dict[str, Any]
     }
     arrays: dict[str, np.ndarray] = {}
     for name, t in state["model"].items():
-        arrays[f"param.{name}"] = t.detach().cpu().numpy().astype(np.float32)
+        a = t.detach().cpu().numpy().astype(np.float32)
+        if param_dtype == "float16":
+            if np.any(np.abs(a[np.isfinite(a)]) > np.finfo(np.float16).max):
+                raise ValueError(f"parameter {name!r} has values beyond float16's range")
+            a = a.astype(np.float16)
+        arrays[f"param.{name}"] = a
     if p is not None:
         meta["table"] = {k: int(p[k]) for k in ("min_radius", "max_radius", "min_count")}
         if int(np.max(p["count"], initial=0)) > np.iinfo(np.uint32).max:
@@ -99,7 +113,7 @@ def read_packed(path: str | Path) -> dict[str, Any]:
                 f"{path}: packed model version {meta.get('version')}, expected {PACKED_VERSION}"
             )
         model = {
-            k.removeprefix("param."): torch.from_numpy(z[k].copy())
+            k.removeprefix("param."): torch.from_numpy(z[k].astype(np.float32))
             for k in z.files
             if k.startswith("param.")
         }

@@ -34,10 +34,11 @@ def prune_shapes(state: dict[str, Any], min_count: int) -> dict[str, Any]:
         return state
     registry = state["extractor"].registry
     span = registry.group_spans()[registry.group_index(SHAPE_GROUP)]
-    keep = np.flatnonzero(table.count >= min_count)
-    drop = np.zeros(registry.n_features, bool)
-    drop[span.offset + np.setdiff1d(np.arange(span.size), keep)] = True
-    rows = torch.from_numpy(np.flatnonzero(~drop))
+    common = table.count >= min_count
+    keep = np.flatnonzero(common)
+    kept = np.ones(registry.n_features, bool)  # by global feature: every other group's
+    kept[span.offset : span.offset + span.size] = common
+    rows = torch.from_numpy(np.flatnonzero(kept))
     model = {}
     for name, t in state["model"].items():
         if t.dim() == 0:  # a scalar (a floor, a temperature): the same for every feature

@@ -85,7 +85,7 @@ def synthetic():
     return data, flat_of(data, GROUPS)
 
 
-@pytest.mark.parametrize("schedule", ["cyclic", "greedy"])
+@pytest.mark.parametrize("schedule", ["cyclic", "greedy", "lazy"])
 @pytest.mark.parametrize("engine", ["numba", "numba-sparse", "torch", "padded"])
 def test_mm_resume_equals_uninterrupted(synthetic, tmp_path, schedule, engine):
     data, flat = synthetic
@@ -120,11 +120,29 @@ def test_mm_resume_equals_uninterrupted(synthetic, tmp_path, schedule, engine):
     assert torch.equal(again.log_gamma, want.log_gamma) and len(again_hist) == len(want_hist)
 
 
-@pytest.mark.parametrize("schedule", ["cyclic", "greedy"])
+def test_mm_lazy_resumes_between_partial_sweeps(synthetic, tmp_path):
+    """The lazy schedule stopped after a partial sweep (its plan of the next sweep made
+    from the last group's bound, not its measured gain) resumes to the uninterrupted
+    run's gammas and history."""
+    _, flat = synthetic
+    cfg = MMConfig(max_iters=100, tol=1e-3, schedule="lazy")
+    ctx = TrainContext(N_FEATURES, GROUPS, progress=False)
+    want, want_hist = train_mm(cfg, NumbaMM(flat), ctx)
+    sizes = [len(row["updates"]) for row in want_hist[1:]]
+    assert sizes[5] < len(GROUPS) and sizes[6] < len(GROUPS)  # skipping on both sides
+    ck = Resume(tmp_path / "state.pt", {"run": 1}, resume=True)
+    with pytest.raises(Crash):
+        train_mm(cfg, NumbaMM(flat), replace(ctx, validate=crashing(6), checkpoint=ck))
+    got, got_hist = train_mm(cfg, NumbaMM(flat), replace(ctx, checkpoint=ck))
+    assert torch.equal(got.log_gamma, want.log_gamma)
+    assert untimed(got_hist) == untimed(want_hist)
+
+
+@pytest.mark.parametrize("schedule", ["cyclic", "greedy", "lazy"])
 def test_mm_state_of_an_older_gomove(synthetic, tmp_path, schedule):
     """A train state saved before the greedy schedule kept its bounds (no "bounds",
-    no "next"): a cyclic run resumes as if uninterrupted, a greedy one is refused
-    with a clear error."""
+    no "next", no "plan"): a cyclic run resumes as if uninterrupted, a greedy or lazy
+    one is refused with a clear error."""
     data, flat = synthetic
     cfg = MMConfig(max_iters=4, tol=0.0, schedule=schedule)
     want, want_hist = train_mm(cfg, NumbaMM(flat), TrainContext(N_FEATURES, GROUPS, progress=False))
@@ -136,9 +154,9 @@ def test_mm_state_of_an_older_gomove(synthetic, tmp_path, schedule):
             TrainContext(N_FEATURES, GROUPS, validate=crashing(2), progress=False, checkpoint=ck),
         )
     state = ck.load()
-    del state["bounds"], state["next"]
+    del state["bounds"], state["next"], state["plan"]
     ck.save(state)
-    if schedule == "greedy":
+    if schedule != "cyclic":
         with pytest.raises(ValueError, match="older gomove"):
             train_mm(
                 cfg, NumbaMM(flat), TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=ck)

@@ -129,7 +129,7 @@ class EngineConfig(MoveModelConfig):
             )
 
 
-MM_SCHEDULES = ("cyclic", "greedy")
+MM_SCHEDULES = ("cyclic", "greedy", "lazy")
 MM_ORDERS = ("size", "file")
 TEAM_DTYPES = ("float32", "float64")
 
@@ -144,7 +144,9 @@ class MMConfig(EngineConfig):
         mm.cpp's own threshold: with the default order it ends as converged as
         mm.cpp's run (on 300 games -2.93829 after 26 sweeps against mm.cpp's
         -2.93841; docs/logs/exports.md).
-    schedule: "cyclic" or "greedy" (see gomove.train.mm.loop).
+    schedule: "cyclic", "greedy" or "lazy" (see gomove.train.mm.loop): lazy sweeps
+        only the groups whose last update gained at least tol, all of them when none
+        did, and stops as cyclic does, after a full sweep that gained less than tol.
     order: the order of a cyclic sweep and of greedy's first round: "size",
         the groups with most gammas first (shapes first: on 300 games cyclic
         MM then reaches mm.cpp's final log-posterior in 25 sweeps instead of
@@ -185,7 +187,7 @@ class MMConfig(EngineConfig):
         if not self.prior_wins > 0:
             raise ValueError(f"prior_wins must be positive, not {self.prior_wins}")
         if self.schedule not in MM_SCHEDULES:
-            raise ValueError(f"schedule must be 'cyclic' or 'greedy', not {self.schedule!r}")
+            raise ValueError(f"schedule must be one of {MM_SCHEDULES}, not {self.schedule!r}")
         if self.order not in MM_ORDERS:
             raise ValueError(f"order must be one of {MM_ORDERS}, not {self.order!r}")
         if self.team_dtype not in TEAM_DTYPES:

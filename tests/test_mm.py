@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 
@@ -11,7 +12,7 @@ import reference as ref
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from synthetic import make_data, make_groups, random_log_gamma
+from synthetic import flat_of, make_data, make_groups, random_log_gamma
 from torch.testing import assert_close
 
 from gomove.data.batch import Batch
@@ -19,8 +20,9 @@ from gomove.evaluate.measures import validator
 from gomove.models.device import resolve_device
 from gomove.models.mm import BradleyTerry
 from gomove.train.context import TrainContext
+from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.fit import train_mm
-from gomove.train.mm.loop import log_prior, mm_bound, mm_update
+from gomove.train.mm.loop import fit_gammas, log_prior, mm_bound, mm_update
 from gomove.train.mm.padded import collect_stats, log_posterior
 from gomove.train.schemas import MMConfig
 
@@ -402,3 +404,27 @@ def test_lazy_equals_cyclic_while_every_group_gains(recovery_problem) -> None:
     lazy, _ = train_mm(MMConfig(max_iters=4, tol=float("-inf"), schedule="lazy"), data, ctx)
     cyc, _ = train_mm(MMConfig(max_iters=4, tol=float("-inf")), data, ctx)
     assert torch.equal(lazy.log_gamma, cyc.log_gamma)
+
+
+def test_auto_schedule_is_lazy_over_chunks_and_cyclic_in_memory() -> None:
+    """schedule "auto" trains data read in chunks as "lazy" does (warm start included)
+    and data in memory as "cyclic" does, bit for bit; fit_gammas refuses an undecided
+    "auto"."""
+    groups = make_groups([2, 9, 3, 6])
+    data = make_data(
+        random_log_gamma(21, 8), groups, n_batches=2, batch_size=150, max_cands=12, seed=8
+    )
+    flat = flat_of(data, groups)
+    chunks = copy.copy(flat)
+    chunks.chunk_positions = 70
+    ctx = TrainContext(21, groups, "cpu", progress=False)
+
+    def fit(schedule, source):
+        cfg = MMConfig(max_iters=200, tol=1e-6, schedule=schedule, warm_positions=100)
+        return train_mm(cfg, source, ctx)[0].log_gamma
+
+    assert torch.equal(fit("auto", chunks), fit("lazy", chunks))
+    assert not torch.equal(fit("auto", chunks), fit("cyclic", chunks))
+    assert torch.equal(fit("auto", flat), fit("cyclic", flat))
+    with pytest.raises(ValueError, match="auto"):
+        fit_gammas(NumbaMM(flat), 21, groups, MMConfig(schedule="auto"))

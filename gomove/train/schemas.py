@@ -129,7 +129,7 @@ class EngineConfig(MoveModelConfig):
             )
 
 
-MM_SCHEDULES = ("cyclic", "greedy", "lazy")
+MM_SCHEDULES = ("cyclic", "greedy", "lazy", "auto")
 MM_ORDERS = ("size", "file")
 TEAM_DTYPES = ("float32", "float64")
 
@@ -146,7 +146,9 @@ class MMConfig(EngineConfig):
         -2.93841; docs/logs/exports.md).
     schedule: "cyclic", "greedy" or "lazy" (see gomove.train.mm.loop): lazy sweeps
         only the groups whose last update gained at least tol, all of them when none
-        did, and stops as cyclic does, after a full sweep that gained less than tol.
+        did, and stops as cyclic does, after a full sweep that gained less than tol;
+        "auto": lazy over data read in chunks, cyclic over data in memory
+        (gomove.train.mm.fit.resolve_schedule).
     order: the order of a cyclic sweep and of greedy's first round: "size",
         the groups with most gammas first (shapes first: on 300 games cyclic
         MM then reaches mm.cpp's final log-posterior in 25 sweeps instead of

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ def train_mm(
     (and validated) holds the effective ones, a largest-only model.
     """
     torch.manual_seed(cfg.seed)
+    cfg = resolve_schedule(cfg, data)
     device, groups, hierarchy = ctx.device, ctx.groups, ctx.hierarchy
     # with the data read in chunks, first MM in memory on its first positions (a stage
     # of the train state of its own)
@@ -80,6 +82,15 @@ def train_mm(
         history[0]["warm"] = warm
     model.log_gamma = effective(log_gamma)
     return model, history
+
+
+def resolve_schedule(cfg: MMConfig, data: FlatData | Iterable[Batch] | MMPasses) -> MMConfig:
+    """cfg with schedule "auto" decided: "lazy" over data read in chunks (each pass a read
+    of all of it from disk, the warm start's too: one schedule a run), "cyclic" otherwise."""
+    if cfg.schedule != "auto":
+        return cfg
+    chunked = isinstance(data, FlatData) and data.chunk_positions is not None
+    return replace(cfg, schedule="lazy" if chunked else "cyclic")
 
 
 def _engine(

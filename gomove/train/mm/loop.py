@@ -272,6 +272,8 @@ def fit_gammas(
     for name, offset, size in groups:
         if offset < 1 or offset + size > n_features:
             raise ValueError(f"group {name!r} [{offset}, {offset + size}) not in [1, {n_features})")
+    if cfg.schedule == "auto":
+        raise ValueError("schedule 'auto': decide it first (gomove.train.mm.fit.resolve_schedule)")
     greedy, lazy = cfg.schedule == "greedy", cfg.schedule == "lazy"
     a = cfg.prior_wins
     start = np.zeros(n_features) if start is None else np.asarray(start, dtype=np.float64)

@@ -344,30 +344,29 @@ def test_greedy_one_pass_equals_all_group_passes(recovery_problem) -> None:
 def lazy_reference(data, n_features, groups, tol, max_sweeps):
     """The lazy schedule as written: sweeps (groups with most gammas first) over the
     groups whose last update gained at least tol, the log-posterior measured by the
-    reference after every update; the last group of a sweep is judged by its
-    minorizer's rise (its gain is measured only by the pass after the plan is made);
-    no group gaining: a full sweep, and a full sweep gaining less than tol in every
-    group ends the run."""
+    reference after every update; the last group of a sweep is judged by its update
+    before (its gain is measured only by the pass after the plan is made); no group
+    gaining: a full sweep, and a full sweep gaining less than tol in every group ends
+    the run."""
     cols = sorted(range(len(groups)), key=lambda k: -groups[k][2])
     log_gamma = np.zeros(n_features)
     lp = ref.bt_log_likelihood(log_gamma.tolist(), data) + ref.bt_log_prior(log_gamma.tolist(), 1.0)
     n = sum(int(b.mask.any(dim=1).sum()) for b in data)
-    gains, bounds = dict.fromkeys(cols, math.inf), dict.fromkeys(cols, math.inf)
+    gains = dict.fromkeys(cols, math.inf)
     plan, sweeps = list(cols), []
     for _ in range(max_sweeps):
         for g in plan:
             _, offset, size = groups[g]
             stats = collect_stats(T(log_gamma), data, (g,), CPU)
-            new = mm_update(log_gamma, stats.wins, stats.denom, offset, size)
-            bounds[g] = ref.mm_surrogate_gain(log_gamma.tolist(), new.tolist(), data) / n
-            log_gamma = new
-            new_lp = ref.bt_log_likelihood(new.tolist(), data) + ref.bt_log_prior(new.tolist(), 1.0)
-            gains[g], lp = (new_lp - lp) / n, new_lp
+            log_gamma = mm_update(log_gamma, stats.wins, stats.denom, offset, size)
+            new_lp = ref.bt_log_likelihood(log_gamma.tolist(), data)
+            new_lp += ref.bt_log_prior(log_gamma.tolist(), 1.0)
+            before, gains[g], lp = gains[g], (new_lp - lp) / n, new_lp
         sweeps.append([groups[g][0] for g in plan])
         if len(plan) == len(cols) and all(gains[g] < tol for g in cols):
             break
-        last = plan[-1]
-        plan = [g for g in cols if (bounds[g] if g == last else gains[g]) >= tol] or list(cols)
+        known = {**gains, plan[-1]: before}
+        plan = [g for g in cols if known[g] >= tol] or list(cols)
     return log_gamma, sweeps
 
 
@@ -376,8 +375,8 @@ def test_lazy_schedule_as_written() -> None:
     gammas as the schedule written out with the reference's log-posterior; it skips
     groups (some sweep is partial), ends on a full sweep in which every group gained
     less than tol, in fewer passes than cyclic, and about as converged: both stopping
-    rules leave a few tol to the maximum (here cyclic 3.3 tol, lazy 6.4), so the two
-    log-posteriors are within 5 tol."""
+    rules leave a few tol to the maximum (here cyclic 3.3 tol, lazy 4.4), so the two
+    log-posteriors are within 2 tol."""
     groups = make_groups([2, 9, 3, 6])
     truth = random_log_gamma(21, 8)
     data = make_data(truth, groups, n_batches=2, batch_size=150, max_cands=12, seed=8)
@@ -393,7 +392,7 @@ def test_lazy_schedule_as_written() -> None:
     assert len(sweeps[-1]) == len(groups) and all(g < tol for g in history[-1]["gains"].values())
     passes = sum(row["passes"] for row in history[1:])
     assert passes < sum(row["passes"] for row in h_cyc[1:])
-    assert abs(history[-1]["log_posterior"] - h_cyc[-1]["log_posterior"]) < 5 * tol
+    assert abs(history[-1]["log_posterior"] - h_cyc[-1]["log_posterior"]) < 2 * tol
 
 
 def test_lazy_equals_cyclic_while_every_group_gains(recovery_problem) -> None:

@@ -45,6 +45,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]  # the runs start here: ../shared/data is beside it
 TRAIN_STATE = "train_state.pt"
 WALL = "wall.json"  # the last attempt's wall seconds and the 1-minute load at its start and end
+# figures of a run over several attempts that wall.json may hold, summed or maxed over them
+# (with a "note" saying how they were read), in place of its metrics.json's last attempt's
+RESUMED_FIGURES = ("train_s", "data_s", "peak_anon_mb")
 
 
 def overrides_of(row_overrides: list[str], n: int, cfg, cache: Path, extra: list[str]) -> list[str]:
@@ -122,6 +125,7 @@ def collect(out: Path) -> list[dict]:
             if not finished(folder):
                 continue
             m = read_metrics(folder)
+            wall = json.loads((folder / WALL).read_text()) if (folder / WALL).exists() else {}
             found.append(
                 {
                     "row": str(r.name),
@@ -135,11 +139,13 @@ def collect(out: Path) -> list[dict]:
                     "peak_anon_mb": m.get("peak_anon_mb"),
                     "shapes": m.get("n_shapes"),
                     "iterations": m.get("iterations"),
-                    "load": json.loads((folder / WALL).read_text())["load"]
-                    if (folder / WALL).exists()
-                    else None,
+                    "load": wall.get("load"),
+                    "note": wall.get("note"),
                 }
             )
+            # a run resumed over several attempts: metrics.json holds the last attempt's
+            # times and memory; wall.json, the attempts' own (RESUMED_FIGURES), from their logs
+            found[-1].update({k: wall[k] for k in RESUMED_FIGURES if k in wall})
     return found
 
 
@@ -153,12 +159,16 @@ def table(args: argparse.Namespace) -> None:
     for r in rows:
         mem = f"{r['peak_anon_mb'] / 1024:.1f} GB" if r["peak_anon_mb"] else "?"
         load = "-".join(f"{x:.1f}" for x in r["load"]) if r["load"] else "?"
+        mark = " *" if r["note"] else ""  # resumed: the figures of all its attempts
         print(
-            f"| {r['row']} | {r['games']:,} | {r['positions']:,} | {r['shapes'] or 0:,} | "
+            f"| {r['row']}{mark} | {r['games']:,} | {r['positions']:,} | {r['shapes'] or 0:,} | "
             f"{r['top1']:.2%} | {r['log_evidence']:.3f} | {r['train_s'] / 60:.1f} min | "
             f"{r['algorithm_s'] / 60:.1f} min | "
             f"{r['data_s'] / 60:.1f} min | {mem} | {load} |"
         )
+    for r in rows:
+        if r["note"]:
+            print(f"\n\\* {r['row']} at {r['games']:,} games: {r['note']}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 

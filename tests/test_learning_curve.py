@@ -71,3 +71,30 @@ def test_run_skips_resumes_and_removes_caches(tmp_path, monkeypatch):
     ]
     assert not list((out / "5000").glob("cache-*"))
     assert (killed / lc.WALL).exists()
+
+
+def test_table_takes_a_resumed_runs_figures_from_wall(tmp_path, capsys):
+    """A run over several attempts: the table shows wall.json's figures of all of them
+    (training, data, memory), marked, with the note saying how they were read; a run in
+    one attempt shows its metrics.json's."""
+    lc = load_script()
+    out = tmp_path / "curve"
+    metrics = {
+        "train_games": 5000, "train_positions": 10, "top1": 0.4, "log_evidence": -2.5,
+        "train_seconds": 60.0, "rank_data_seconds": [30.0], "peak_anon_mb": 1024,
+    }  # fmt: skip
+    for row, wall in [("MM", {"load": [1.0, 2.0]}),
+                      ("FBT k=10", {"load": [1.0, 2.0], "train_s": 600.0, "data_s": 120.0,
+                                    "note": "two attempts, from their logs"})]:  # fmt: skip
+        run = out / "5000" / lc.row_folder(row)
+        run.mkdir(parents=True)
+        (run / "metrics.json").write_text(json.dumps(metrics))
+        np.savez(run / "positions.npz", rank=np.zeros(1))
+        (run / lc.WALL).write_text(json.dumps(wall))
+    lc.table(argparse.Namespace(out=str(out), json=None))
+    text = capsys.readouterr().out
+    mm = next(line for line in text.splitlines() if line.startswith("| MM |"))
+    fbt = next(line for line in text.splitlines() if line.startswith("| FBT k=10 * |"))
+    assert "| 1.0 min |" in mm and "| 0.5 min |" in mm
+    assert "| 10.0 min |" in fbt and "| 2.0 min |" in fbt
+    assert "FBT k=10 at 5,000 games: two attempts, from their logs" in text

@@ -340,7 +340,7 @@ def test_run_refuses_state_of_other_config(games, tmp_path):
     overrides = [*tiny_overrides(games, tmp_path), "model.max_iters=1"]
     run(cfg_of(overrides), tmp_path / "run")
     assert (tmp_path / "run" / TRAIN_STATE).exists()  # kept after the run
-    with pytest.raises(ValueError, match="model.schedule: saved 'cyclic', now 'greedy'"):
+    with pytest.raises(ValueError, match="model.schedule: saved 'auto', now 'greedy'"):
         run(cfg_of([*overrides, "model.schedule=greedy", "resume=true"]), tmp_path / "run")
 
 

@@ -320,7 +320,7 @@ def fit_gammas(
     for it in bar:
         t0, c0 = time.perf_counter(), time.process_time()
         updated: list[int] = []
-        n_updates = len(plan) if lazy else len(active)
+        n_updates = len(plan)  # all groups but in lazy's partial sweeps
         inner = tqdm(range(n_updates), desc=f"iter {it}", leave=False, disable=not progress)
         for u in inner:
             g = nxt

@@ -45,8 +45,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]  # the runs start here: ../shared/data is beside it
 TRAIN_STATE = "train_state.pt"
 WALL = "wall.json"  # the last attempt's wall seconds and the 1-minute load at its start and end
-# figures of a run over several attempts that wall.json may hold, summed or maxed over them
-# (with a "note" saying how they were read), in place of its metrics.json's last attempt's
+# a run resumed over several attempts: its metrics.json holds the cost of all of them
+# (attempts, first_data_seconds: gomove.train.resume's spent); a run trained before the
+# train state carried that, the figures its wall.json may hold, summed or maxed over the
+# attempts (with a "note" saying how they were read), in place of the last attempt's
 RESUMED_FIGURES = ("train_s", "data_s", "peak_anon_mb")
 
 
@@ -135,18 +137,30 @@ def collect(out: Path) -> list[dict]:
                     "log_evidence": float(m["log_evidence"]),
                     "train_s": float(m["train_seconds"]),
                     "algorithm_s": float(m.get("algorithm_seconds", 0.0)),
-                    "data_s": float(sum(m.get("rank_data_seconds", [0.0]))),
+                    "data_s": float(
+                        m.get("first_data_seconds") or sum(m.get("rank_data_seconds", [0.0]))
+                    ),
                     "peak_anon_mb": m.get("peak_anon_mb"),
                     "shapes": m.get("n_shapes"),
                     "iterations": m.get("iterations"),
                     "load": wall.get("load"),
-                    "note": wall.get("note"),
+                    "note": wall.get("note") or _attempts_note(m),
                 }
             )
             # a run resumed over several attempts: metrics.json holds the last attempt's
             # times and memory; wall.json, the attempts' own (RESUMED_FIGURES), from their logs
             found[-1].update({k: wall[k] for k in RESUMED_FIGURES if k in wall})
     return found
+
+
+def _attempts_note(m: dict) -> str | None:
+    """The note of a run that metrics.json says was resumed, else None."""
+    n = int(m.get("attempts", 1))
+    if n <= 1:
+        return None
+    if not m.get("spent_known", True):
+        return f"resumed; {n} attempts, the figures of the attempts after the first only"
+    return f"resumed; training and peak memory over its {n} attempts, data the first's"
 
 
 def table(args: argparse.Namespace) -> None:

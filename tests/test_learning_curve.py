@@ -98,3 +98,24 @@ def test_table_takes_a_resumed_runs_figures_from_wall(tmp_path, capsys):
     assert "| 1.0 min |" in mm and "| 0.5 min |" in mm
     assert "| 10.0 min |" in fbt and "| 2.0 min |" in fbt
     assert "FBT k=10 at 5,000 games: two attempts, from their logs" in text
+
+
+def test_table_reads_a_resumed_runs_cost_from_its_metrics(tmp_path, capsys):
+    """A run resumed by the current code carries all its attempts' cost in metrics.json
+    (attempts, train_seconds, first_data_seconds): marked and noted without a wall.json."""
+    lc = load_script()
+    out = tmp_path / "curve"
+    metrics = {
+        "train_games": 5000, "train_positions": 10, "top1": 0.4, "log_evidence": -2.5,
+        "train_seconds": 900.0, "rank_data_seconds": [3.0], "first_data_seconds": 240.0,
+        "peak_anon_mb": 2048, "attempts": 3, "spent_known": True,
+    }  # fmt: skip
+    run = out / "5000" / lc.row_folder("MM")
+    run.mkdir(parents=True)
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    np.savez(run / "positions.npz", rank=np.zeros(1))
+    lc.table(argparse.Namespace(out=str(out), json=None))
+    text = capsys.readouterr().out
+    mm = next(line for line in text.splitlines() if line.startswith("| MM * |"))
+    assert "| 15.0 min |" in mm and "| 4.0 min |" in mm and "| 2.0 GB |" in mm
+    assert "MM at 5,000 games: resumed; training and peak memory over its 3 attempts" in text

@@ -44,7 +44,7 @@ from gomove.train.context import TrainContext
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.tensor import TorchMM
-from gomove.train.resume import TRAIN_STATE, Resume
+from gomove.train.resume import TRAIN_STATE, Resume, Spent
 from gomove.train.schemas import MMConfig, SGDConfig
 from gomove.train.sgd.loop import train_sgd
 from gomove.train.trainers import run
@@ -334,6 +334,39 @@ def test_killed_run_resumes_to_the_same_model(games, tmp_path, model):
         assert torch.equal(b["model"][key], value), key
     assert got["iterations"] == want["iterations"] and got["top1"] == want["top1"]
     assert untimed(b["history"]) == untimed(a["history"])
+    # the resumed run's cost is both attempts', the killed one's up to its last save
+    assert want["attempts"] == 1 and "this_attempt" not in want
+    assert got["attempts"] == 2 and got["spent_known"]
+    assert got["train_seconds"] > got["this_attempt"]["train_seconds"]
+    assert got["peak_anon_mb"] >= got["this_attempt"]["peak_anon_mb"]
+    assert got["first_data_seconds"] > 0
+
+
+def test_a_state_carries_what_the_run_has_spent(tmp_path, caplog):
+    """Each save records the attempts so far: training seconds added up, the first
+    attempt's data seconds, the largest memory; a state without it says so."""
+    path = tmp_path / "state.pt"
+    first = Resume(path, {"run": 1}, data_seconds=30.0, peak_anon_mb=lambda: 500.0)
+    first.save({"iter": 0})
+    saved = torch.load(path, weights_only=False)["spent"]
+    assert saved["attempts"] == 1 and saved["data_seconds"] == 30.0
+    assert saved["peak_anon_mb"] == 500.0 and saved["train_seconds"] >= 0
+    second = Resume(path, {"run": 1}, resume=True, data_seconds=2.0, peak_anon_mb=lambda: 400.0)
+    assert second.load() == {"iter": 0}
+    assert second.earlier == Spent(**saved)
+    now = second.spent()
+    assert now.attempts == 2 and now.data_seconds == 30.0 and now.peak_anon_mb == 500.0
+    assert now.train_seconds >= saved["train_seconds"] and now.known
+    assert Spent().plus(5.0, 1.0, None).plus(7.0, 2.0, 3.0) == Spent(2, 12.0, 1.0, 3.0)
+    # a state written before states carried their cost
+    older = torch.load(path, weights_only=False)
+    del older["spent"]
+    torch.save(older, path)
+    third = Resume(path, {"run": 1}, resume=True)
+    with caplog.at_level(logging.WARNING):
+        assert third.load() == {"iter": 0}
+    assert "does not say what its earlier attempts cost" in caplog.text
+    assert third.spent().attempts == 2 and not third.spent().known
 
 
 def test_run_refuses_state_of_other_config(games, tmp_path):

@@ -13,12 +13,19 @@ Terms:
   many processes extract, not what it computes) may differ.
 - ``Resume``: where a run's train state lives and whether to continue from
   it (the top-level ``resume`` key); the trainers take one as ``checkpoint``.
+- spent (``Spent``): what a run has cost over its attempts up to its last saved
+  state (training seconds, the first attempt's data seconds, the peak memory),
+  saved beside every state, so that a run resumed over several sittings reports
+  its whole cost and not only its last attempt's. The work of a killed attempt
+  after its last save is redone, so it is not counted.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,19 +40,56 @@ TRAIN_STATE = "train_state.pt"  # in a run directory, for resume=true
 IGNORED = ("resume", "progress", "threads", "data.workers")
 
 
+@dataclass(frozen=True)
+class Spent:
+    """A run's cost over its attempts up to a saved state (``known``: False for a state
+    saved before states carried it, whose earlier attempts' cost is lost)."""
+
+    attempts: int = 0
+    train_seconds: float = 0.0
+    data_seconds: float | None = None  # the first attempt's (harvest and extraction)
+    peak_anon_mb: float | None = None
+    known: bool = True
+
+    def plus(self, train_seconds: float, data_seconds: float | None,
+             peak_anon_mb: float | None) -> Spent:  # fmt: skip
+        """This cost and one more attempt's."""
+        peaks = [m for m in (self.peak_anon_mb, peak_anon_mb) if m is not None]
+        return Spent(
+            attempts=self.attempts + 1,
+            train_seconds=self.train_seconds + train_seconds,
+            data_seconds=self.data_seconds if self.attempts else data_seconds,
+            peak_anon_mb=max(peaks) if peaks else None,
+            known=self.known,
+        )
+
+
 @dataclass
 class Resume:
     """A run's train-state file; with ``resume``, ``load`` continues from it.
 
     config: the run's config as a plain dict (compared on load).
+    data_seconds, peak_anon_mb: this attempt's data time and its memory so far (a
+    callable: gomove.memory.AnonPeak's reading), counted in ``spent``.
     """
 
     path: Path
     config: dict[str, Any] = field(default_factory=dict)
     resume: bool = False
+    data_seconds: float | None = None
+    peak_anon_mb: Callable[[], float | None] | None = None
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
+        self.earlier = Spent()  # the attempts before this one (load sets it)
+        self._started = time.perf_counter()
+
+    def spent(self) -> Spent:
+        """The run's cost so far: the earlier attempts' and this one's until now."""
+        return self.earlier.plus(
+            time.perf_counter() - self._started, self.data_seconds,
+            self.peak_anon_mb() if self.peak_anon_mb else None,
+        )  # fmt: skip
 
     def load(self) -> dict[str, Any] | None:
         """The saved train state to continue from, or None to start fresh.
@@ -69,12 +113,21 @@ class Resume:
                 f"{self.path}: saved by a run of another config ({'; '.join(diff)}); "
                 "resume with the same config or use a new run directory"
             )
-        log.info("resume: continuing from %s", self.path)
+        if "spent" in saved:
+            self.earlier = Spent(**saved["spent"])
+        else:
+            log.warning("resume: %s does not say what its earlier attempts cost; the "
+                        "figures count this attempt alone", self.path)  # fmt: skip
+            self.earlier = Spent(attempts=1, known=False)
+        e = self.earlier
+        log.info("resume: continuing from %s (attempt %d, %.0f s of training before)",
+                 self.path, e.attempts + 1, e.train_seconds)  # fmt: skip
         return saved["state"]
 
     def save(self, state: dict[str, Any]) -> None:
-        """Replace the file by state and the run config, atomically."""
-        saved = {"version": TRAIN_STATE_VERSION, "config": self.config, "state": state}
+        """Replace the file by state, the run config and what the run has cost, atomically."""
+        saved = {"version": TRAIN_STATE_VERSION, "config": self.config, "state": state,
+                 "spent": asdict(self.spent())}  # fmt: skip
         atomic_write(self.path, lambda f: torch.save(saved, f))
 
     def remove(self) -> None:

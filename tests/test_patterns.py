@@ -18,7 +18,7 @@ from gomove.board.coords import to_loc
 from gomove.board.replay import board_at
 from gomove.data.harvest import harvest
 from gomove.features.config import FeatureConfig
-from gomove.features.pattern_table import PatternTable
+from gomove.features.pattern_table import PatternTable, level_name, pattern_names
 from gomove.features.patterns import (
     MAX_RADIUS,
     build_table,
@@ -29,6 +29,7 @@ from gomove.features.patterns import (
     pattern_hashes,
     pattern_states,
     table_get,
+    table_insert,
 )
 from gomove.reading.games import ReadConfig, iter_games
 from gomove.samples import sample_path
@@ -283,6 +284,28 @@ def test_table_get_every_key_and_absent_keys():
     assert table_get(empty_keys, empty_vals, np.uint64(5)) == -1
     with pytest.raises(ValueError, match="reserved"):
         build_table(np.array([3, 0], dtype=np.uint64))
+    # the compiled fill gives the table of one insert a key, in order (colliding keys too)
+    want_keys, want_vals = np.zeros_like(tkeys), np.zeros_like(tvals)
+    for i, k in enumerate(keys):
+        table_insert(want_keys, want_vals, np.uint64(k), i + 1)
+    np.testing.assert_array_equal(tkeys, want_keys)
+    np.testing.assert_array_equal(tvals, want_vals)
+
+
+def test_pattern_names_are_each_patterns_name():
+    """The vectorized names equal level_name's for every pattern: one and two radius
+    digits mixed in any order, extreme hashes, the empty table."""
+    rnd = np.random.default_rng(3)
+    h = rnd.integers(1, 2**64 - 1, size=500, dtype=np.uint64)
+    h[:4] = [1, 2**64 - 1, 0xABC, 2**63]
+    r = rnd.integers(3, 11, size=500)
+    r[:3] = [10, 3, 10]
+    names = pattern_names(h, r)
+    assert names == tuple(level_name(a, b) for a, b in zip(h, r, strict=True))
+    assert names[:2] == ("r10:0x0000000000000001", "r3:0xffffffffffffffff")
+    assert pattern_names(np.zeros(0, np.uint64), np.zeros(0, np.int64)) == ()
+    table = PatternTable(h, r, np.ones(500, np.int64), 3, 10, 1)
+    assert table.level_names() == names
 
 
 def test_match_largest_takes_the_largest_radius():

@@ -220,15 +220,23 @@ def table_get(tkeys: np.ndarray, tvals: np.ndarray, key: np.uint64) -> int:
     return -1
 
 
+@njit(cache=True)
+def _fill_table(tkeys: np.ndarray, tvals: np.ndarray, hashes: np.ndarray) -> None:
+    for i in range(hashes.shape[0]):
+        table_insert(tkeys, tvals, hashes[i], i + 1)
+
+
 def build_table(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Open-addressing table mapping hashes[i] -> i + 1 (a shape level), load <= 1/2."""
+    """Open-addressing table mapping hashes[i] -> i + 1 (a shape level), load <= 1/2.
+    Filled in one compiled loop: a model's table is built at every load (849,928 shapes
+    in milliseconds, not the second of a Python loop)."""
+    hashes = np.ascontiguousarray(hashes, dtype=np.uint64)
+    if (hashes == 0).any():
+        raise ValueError("pattern hash 0 is reserved for empty table slots")
     cap = 1 << max(4, int(2 * max(len(hashes), 1) - 1).bit_length())
     tkeys = np.zeros(cap, dtype=np.uint64)
     tvals = np.zeros(cap, dtype=np.int32)
-    for i, h in enumerate(hashes):
-        if h == 0:
-            raise ValueError("pattern hash 0 is reserved for empty table slots")
-        table_insert(tkeys, tvals, np.uint64(h), i + 1)
+    _fill_table(tkeys, tvals, hashes)
     return tkeys, tvals
 
 

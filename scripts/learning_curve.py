@@ -147,8 +147,8 @@ def collect(out: Path) -> list[dict]:
                     "note": wall.get("note") or _attempts_note(m),
                 }
             )
-            # a run resumed over several attempts: metrics.json holds the last attempt's
-            # times and memory; wall.json, the attempts' own (RESUMED_FIGURES), from their logs
+            # a run resumed before train states carried its cost: wall.json's figures of all
+            # its attempts (RESUMED_FIGURES, from their logs) replace its last attempt's
             found[-1].update({k: wall[k] for k in RESUMED_FIGURES if k in wall})
     return found
 

@@ -25,7 +25,6 @@ from gomove.atomic import atomic_save_npz
 from gomove.features.patterns import build_table, make_templates, pattern_parents
 
 TABLE_FORMAT_VERSION = 2  # 2: stones
-_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
 def level_name(h: int, radius: int) -> str:

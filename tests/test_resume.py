@@ -25,7 +25,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 
@@ -367,6 +367,24 @@ def test_a_state_carries_what_the_run_has_spent(tmp_path, caplog):
         assert third.load() == {"iter": 0}
     assert "does not say what its earlier attempts cost" in caplog.text
     assert third.spent().attempts == 2 and not third.spent().known
+
+
+def test_whole_cost_is_the_attempt_alone_or_the_sum_over_attempts(tmp_path):
+    path = tmp_path / "state.pt"
+    fresh = Resume(path, {"run": 1}, data_seconds=30.0)
+    assert fresh.whole_cost(10.0, 30.0, 500.0) == {
+        "train_seconds": 10.0, "peak_anon_mb": 500.0, "attempts": 1
+    }  # fmt: skip
+    torch.save({"version": 1, "config": {"run": 1}, "state": {},
+                "spent": asdict(Spent(2, 100.0, 30.0, 800.0))}, path)  # fmt: skip
+    again = Resume(path, {"run": 1}, resume=True)
+    again.load()
+    cost = again.whole_cost(10.0, 2.0, 600.0, seconds_key="fit_seconds")
+    assert cost == {
+        "fit_seconds": 110.0, "peak_anon_mb": 800.0, "attempts": 3,
+        "this_attempt": {"fit_seconds": 10.0, "peak_anon_mb": 600.0},
+        "first_data_seconds": 30.0, "spent_known": True,
+    }  # fmt: skip
 
 
 def test_run_refuses_state_of_other_config(games, tmp_path):

@@ -80,6 +80,7 @@ def test_train_writes_a_model_and_its_measures(tmp_path, extra):
     for name in ("crf.pt", "summary.txt", "calibration.png", "by_move.png", "train_state.pt"):
         assert (out / name).exists(), name
     assert any((out / "tb").iterdir())
+    assert saved["attempts"] == 1 and saved["fit_seconds"] > 0 and "this_attempt" not in saved
     crf = TerritoryCRF.load(out / "crf.pt")
     assert crf.meta["train_games"] == metrics["train"]["labelled"]
     assert crf.judge is not None and crf.judge.playouts == 256  # the dead strings' judge
@@ -90,6 +91,11 @@ def test_train_writes_a_model_and_its_measures(tmp_path, extra):
     back = TerritoryCRF.load(tmp_path / "again" / "crf.pt")
     torch.testing.assert_close(back.field, crf.field)
     np.testing.assert_array_equal(back.judge.weights, crf.judge.weights)
+    # resumed after its last epoch: the same model, the cost over both attempts
+    resumed = run(territory_cfg([*tiny(tmp_path, extra), "resume=true"]), out)
+    assert resumed["attempts"] == 2 and resumed["spent_known"]
+    assert resumed["fit_seconds"] >= resumed["this_attempt"]["fit_seconds"]
+    assert resumed["results"]["crf"]["all"]["accuracy"] == crf_res["all"]["accuracy"]
 
 
 def test_compare_measures_every_predictor_on_the_same_positions(tmp_path):

@@ -235,22 +235,16 @@ def _run(
             # (gomove.memory.AnonPeak: the run so far, its harvest, training and scoring)
             "peak_anon_mb": anon.peak_mb,
             "world_size": world.size,
-            # the attempts that trained it (1 unless resumed); over all of them (``spent``,
-            # gomove.train.resume): training seconds, the first's data seconds, peak memory
-            "attempts": 1,
             "rank_positions": rank_positions,
             # per rank: harvest and extraction (or opening the caches), and peak memory
             "rank_data_seconds": [float(x) for x in world.all_gather(data_seconds)],
             "rank_peak_rss_mb": [float(x) for x in world.all_gather(peak_rss_mb())],
         }
     )
-    if train_state is not None and train_state.earlier.attempts:
-        # resumed: the whole run's cost, the earlier attempts' (saved with the state) and this one's
-        spent = train_state.earlier.plus(train_seconds, data_seconds, anon.peak_mb)
-        metrics["this_attempt"] = {k: metrics[k] for k in ("train_seconds", "peak_anon_mb")}
-        metrics |= {"attempts": spent.attempts, "train_seconds": spent.train_seconds,
-                    "peak_anon_mb": spent.peak_anon_mb, "first_data_seconds": spent.data_seconds,
-                    "spent_known": spent.known}  # fmt: skip
+    if train_state is not None:
+        # the attempts that trained it (1 unless resumed); resumed, the whole run's cost
+        # (gomove.train.resume's ``spent``): the earlier attempts' and this one's
+        metrics |= train_state.whole_cost(train_seconds, data_seconds, anon.peak_mb)
     if world.main:
         save_checkpoint(out / "model.pt", model, data.extractor, cfg, history)
         write_gamma_table(out / "gammas.md", model, reg)

@@ -133,6 +133,21 @@ class Resume:
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
 
+    def whole_cost(self, seconds: float, data_seconds: float | None,
+                   peak_anon_mb: float | None, seconds_key: str = "train_seconds",
+                   ) -> dict[str, Any]:  # fmt: skip
+        """A run's metrics of its cost: this attempt's figures (``seconds`` under
+        ``seconds_key``, ``peak_anon_mb``) and ``attempts``; resumed, the sums over all
+        its attempts in their place, this attempt's under ``this_attempt``, the first
+        attempt's data seconds as ``first_data_seconds`` and ``spent_known``."""
+        own = {seconds_key: seconds, "peak_anon_mb": peak_anon_mb}
+        if not self.earlier.attempts:
+            return {**own, "attempts": 1}
+        spent = self.earlier.plus(seconds, data_seconds, peak_anon_mb)
+        return {seconds_key: spent.train_seconds, "peak_anon_mb": spent.peak_anon_mb,
+                "attempts": spent.attempts, "this_attempt": own,
+                "first_data_seconds": spent.data_seconds, "spent_known": spent.known}  # fmt: skip
+
 
 def config_diff(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """'key: saved A, now B' for every dotted key whose values differ (IGNORED apart)."""

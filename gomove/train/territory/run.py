@@ -34,6 +34,7 @@ from gomove.evaluate.territory_measures import (
     plot_by_move,
     plot_owner_calibration,
 )
+from gomove.memory import AnonPeak
 from gomove.models.device import resolve_device
 from gomove.models.territory.crf import TerritoryCRF
 from gomove.models.territory.features import feature_set
@@ -56,7 +57,11 @@ def _dataset(data: DictConfig, which: str, max_games: Any, progress: bool) -> Te
 
 def run_territory(cfg: DictConfig, out_dir: str | Path, trainer: Trainer) -> dict[str, Any]:
     """The whole of ``gomove train model=territory``: returns the metrics it writes."""
-    out = Path(out_dir)
+    with AnonPeak() as anon:
+        return _run(cfg, Path(out_dir), trainer, anon)
+
+
+def _run(cfg: DictConfig, out: Path, trainer: Trainer, anon: AnonPeak) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     tcfg = trainer.model_config(cfg)
     seed_everything(tcfg.seed)
@@ -64,6 +69,7 @@ def run_territory(cfg: DictConfig, out_dir: str | Path, trainer: Trainer) -> dic
     t0 = time.time()
     train = _dataset(cfg.data, "train", cfg.data.max_games, cfg.progress)
     test = _dataset(cfg.data, "test", cfg.data.max_test_games, cfg.progress)
+    data_s = time.time() - t0
     log.info("territory: train %s; test %s", train.stats, test.stats)
     if train.n_games == 0 or test.n_games == 0:
         raise SystemExit(
@@ -96,7 +102,13 @@ def run_territory(cfg: DictConfig, out_dir: str | Path, trainer: Trainer) -> dic
         writer.add_scalar("test/score_abs_err", summary["score_abs_err"], epoch)
         log.info("epoch %d: held-out owner accuracy %.4f", epoch, summary["accuracy"])
 
-    resume = Resume(out / TRAIN_STATE, OmegaConf.to_container(cfg, resolve=True), bool(cfg.resume))
+    resume = Resume(
+        out / TRAIN_STATE,
+        OmegaConf.to_container(cfg, resolve=True),
+        bool(cfg.resume),
+        data_seconds=data_s,
+        peak_anon_mb=lambda: anon.peak_mb,
+    )
     t_fit = time.time()
     history = fit(crf, data, tcfg, device, resume, cfg.progress, on_epoch)
     fit_s = time.time() - t_fit
@@ -129,8 +141,9 @@ def run_territory(cfg: DictConfig, out_dir: str | Path, trainer: Trainer) -> dic
         "train": {**train.stats, "positions_used": int(len(keep))},
         "test": test.stats,
         "history": history,
-        "fit_seconds": fit_s,
         "total_seconds": time.time() - t0,
+        # fit_seconds, peak_anon_mb, attempts: over all attempts when resumed
+        **resume.whole_cost(fit_s, data_s, anon.peak_mb, seconds_key="fit_seconds"),
         "results": results,
     }
     atomic_write_json(out / "metrics.json", metrics)

@@ -241,9 +241,11 @@ def _run(
             "rank_peak_rss_mb": [float(x) for x in world.all_gather(peak_rss_mb())],
         }
     )
+    # the attempts that trained it (1 unless resumed, which only one process does);
+    # resumed, the whole run's cost (gomove.train.resume's ``spent``): the earlier
+    # attempts' and this one's
+    metrics["attempts"] = 1
     if train_state is not None:
-        # the attempts that trained it (1 unless resumed); resumed, the whole run's cost
-        # (gomove.train.resume's ``spent``): the earlier attempts' and this one's
         metrics |= train_state.whole_cost(train_seconds, data_seconds, anon.peak_mb)
     if world.main:
         save_checkpoint(out / "model.pt", model, data.extractor, cfg, history)

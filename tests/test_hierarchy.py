@@ -112,6 +112,10 @@ def test_sums_equal_walked_chains(hier):
     np.testing.assert_allclose(chain.sum_down(torch.from_numpy(x)).numpy(), hier.sum_down(x))
     np.testing.assert_allclose(chain.sum_up(torch.from_numpy(g)).numpy(), hier.sum_up(g))
     np.testing.assert_allclose(hier.sum_down(x[:, 0]), hier.sum_down(x)[:, 0])
+    # the parallel one (depth by depth) that the SGD steps read: the serial sums' bits
+    out = np.full_like(x, np.nan)
+    hier.sum_down_into(x, out)
+    np.testing.assert_array_equal(out, hier.sum_down(x))
 
 
 def test_collapse_scores_the_chain_teams(extracted, hier):

@@ -8,7 +8,9 @@ Invariants checked:
   mean E(draws) - E(winner) with the draws found by inverse CDF; and it is
   unbiased: its mean over many draws is the full gradient within 4 standard
   errors, and a deliberately wrong sampler fails that check;
-- Adam and SGD (Nesterov) steps equal torch.optim's on the same batches;
+- Adam and SGD (Nesterov) steps equal torch.optim's on the same batches; the dense
+  step over many row blocks equals a numpy transcription bit for bit, whatever
+  the thread count;
 - train_sgd on FlatData is reproducible (bitwise, same seed) and lowers
   the loss; init "mm" goes through MM's numba engine over the same arrays;
 - FlatData.from_dataset holds what the padded loader yields, and the
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 import pytest
 import torch
@@ -38,7 +41,9 @@ from gomove.data.flat import FlatData
 from gomove.data.loader import BatchLoader
 from gomove.models.fbt import FactorizationBT
 from gomove.train.context import TrainContext
+from gomove.train.sgd import kernels
 from gomove.train.sgd.compiled import CompiledSGD
+from gomove.train.sgd.kernels import Moments, Params, StepSettings
 from gomove.train.sgd.loop import SGDConfig, train_sgd
 from gomove.train.sgd.losses import fbt_loss, lfr_loss
 from gomove.train.trainers import model_config
@@ -294,3 +299,80 @@ def test_l2_scaled_with_positions():
     pad = {k: train_sgd(runs[k], batches, TrainContext(n_features, [], "cpu", progress=False))[0]
            for k in ("scaled", "double")}  # fmt: skip
     assert_close(pad["scaled"].w, pad["double"].w, rtol=0, atol=0)
+
+
+def reference_step(w, v, grad, moments, hp):
+    """A plain numpy transcription of one dense step (kernels.update_rows' docstring):
+    the chain rule through the table, the L2 gradient, Adam or Nesterov SGD, the table
+    from the new parameters; on copies, with the L2 term at the old parameters."""
+    w, v = w.copy(), v.copy()
+    a_w, b_w, a_v, b_v = (m.copy() for m in moments)
+    w64, v64 = w.astype(np.float64), v.astype(np.float64)
+    g0 = grad[:, 0]
+    gw = g0 + hp.lambda_w * w64
+    gv = grad[:, 1:] - g0[:, None] * v64 + hp.lambda_v * v64
+    gw[0], gv[0] = 0.0, 0.0  # row 0 (none): no gradient, no L2
+    l2 = 0.5 * (hp.lambda_w * (w64[1:] ** 2).sum() + hp.lambda_v * (v64[1:] ** 2).sum())
+
+    # float32 parameters and moments read as float64 (numpy would keep float32 for
+    # a Python float times a float32 array), the results rounded when stored
+    def adam(p, g, m, s):
+        bc1, bc2_sqrt = 1.0 - hp.h1**hp.step, math.sqrt(1.0 - hp.h2**hp.step)
+        m64, s64 = m.astype(np.float64), s.astype(np.float64)
+        mi = m64 + (1.0 - hp.h1) * (g - m64)
+        si = hp.h2 * s64 + (1.0 - hp.h2) * g * g
+        m[...], s[...] = mi, si
+        return p.astype(np.float64) - hp.lr / bc1 * mi / (np.sqrt(si) / bc2_sqrt + hp.eps)
+
+    def sgd(p, g, buf):
+        if hp.h1 > 0.0:
+            buf[...] = g if hp.step == 1 else hp.h1 * buf.astype(np.float64) + g
+            g = g + hp.h1 * buf.astype(np.float64)
+        return p.astype(np.float64) - hp.lr * g
+
+    if hp.adam:
+        w[...], v[...] = adam(w, gw, a_w, b_w), adam(v, gv, a_v, b_v)
+    else:
+        w[...], v[...] = sgd(w, gw, a_w), sgd(v, gv, a_v)
+    v64 = v.astype(np.float64)
+    table = np.concatenate([(w.astype(np.float64) - 0.5 * (v64**2).sum(1))[:, None], v64], 1)
+    table[0] = 0.0
+    return w, v, (a_w, b_w, a_v, b_v), table, l2
+
+
+@pytest.mark.parametrize("adam,momentum", [(True, 0.9), (False, 0.9), (False, 0.0)])
+def test_dense_step_over_blocks_equals_a_plain_reference_at_any_thread_count(adam, momentum):
+    """update_rows over several ROW_BLOCK blocks (the last one short), three steps:
+    the parameters, moments and table of the numpy transcription bit for bit, on one
+    thread and on two; the gradient left zero; the L2 term as one sum gives it."""
+    f, k = 2 * kernels.ROW_BLOCK + 123, 4
+    rng = np.random.default_rng(5)
+    w0 = rng.normal(0, 0.1, f).astype(np.float32)
+    v0 = rng.normal(0, 0.1, (f, k)).astype(np.float32)
+    grads = [rng.normal(0, 1e-2, (f, 1 + k)) for _ in range(3)]
+    results = []
+    for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+        w, v, table = w0.copy(), v0.copy(), np.zeros((f, 1 + k))
+        moments = Moments(*(np.zeros_like(a) for a in (w, w, v, v)))
+        rw, rv, rm = w0.copy(), v0.copy(), tuple(moments)
+        before = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            for step, g in enumerate(grads, start=1):
+                hp = StepSettings(adam, 0.03, 0.9 if adam else momentum, 0.999, 1e-8, step,
+                                  0.01, 0.02)  # fmt: skip
+                rw, rv, rm, rtable, rl2 = reference_step(rw, rv, g, rm, hp)
+                grad = g.copy()
+                l2 = kernels.update_rows(Params(w, v, table), grad, moments, hp, (0,) * (1 + k))
+                assert not grad.any()
+                assert l2 == pytest.approx(rl2, rel=1e-12)
+                np.testing.assert_array_equal(w, rw)
+                np.testing.assert_array_equal(v, rv)
+                np.testing.assert_array_equal(table, rtable)
+                for got, want in zip(moments, rm, strict=True):
+                    np.testing.assert_array_equal(got, want)
+        finally:
+            numba.set_num_threads(before)
+        results.append((w, v, table))
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a, b)

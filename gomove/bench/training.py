@@ -13,6 +13,7 @@ import shutil
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 import torch
 
@@ -26,6 +27,7 @@ from gomove.train.mm.fit import train_mm
 from gomove.train.mm.tensor import flat_mm
 from gomove.train.rankers.fit import fit_ranker
 from gomove.train.schemas import MMConfig, RankerConfig, SGDConfig, auto_batch_size
+from gomove.train.sgd.kernels import Moments, Params, StepSettings, update_rows
 from gomove.train.sgd.loop import train_sgd
 
 
@@ -144,6 +146,37 @@ def bench_fbt(
                 )
             )
         del data
+    return out + bench_fbt_dense(k=k)
+
+
+def bench_fbt_dense(
+    rows: tuple[int, ...] = (1_000_000, 4_000_000), k: int = 10, steps: int = 4
+) -> list[dict]:
+    """The dense part of an FBT step (gomove.train.sgd.kernels.update_rows: Adam on every
+    parameter, the table refreshed) at the model sizes of all pattern sizes on many
+    games (0.82 million rows at 27,613 games), on one thread and on numba's all:
+    milliseconds a step. Above a million rows it costs more than the batch's gradient."""
+    out = []
+    rng = np.random.default_rng(0)
+    all_threads = numba.get_num_threads()
+    for f in rows:
+        w = rng.normal(0, 0.1, f).astype(np.float32)
+        v = rng.normal(0, 0.1, (f, k)).astype(np.float32)
+        grad = rng.normal(0, 1e-3, (f, 1 + k))
+        params = Params(w, v, np.zeros((f, 1 + k)))
+        moments = Moments(*(np.zeros_like(a) for a in (w, w, v, v)))
+        for threads in sorted({1, all_threads}):
+            numba.set_num_threads(threads)
+            best = float("inf")
+            for step in range(1, steps + 2):  # the first compiles or loads the kernel
+                hp = StepSettings(True, 1e-3, 0.9, 0.999, 1e-8, step, 1e-7, 1e-6)
+                t0 = time.perf_counter()
+                update_rows(params, grad, moments, hp, (0,) * (1 + k))
+                if step > 1:
+                    best = min(best, time.perf_counter() - t0)
+            out.append(emit({"bench": "fbt_dense", "rows": f, "k": k, "threads": threads,
+                             "ms_per_step": round(best * 1e3, 2)}))  # fmt: skip
+        numba.set_num_threads(all_threads)
     return out
 
 

@@ -14,11 +14,12 @@ batch building:
   pass costs O(M G k) per position (the sampled gradient needs P_j too); the
   backward O(M G k) for the full gradient, O(S G k) for the sampled one
   (only the winner and the S draws scatter).
-- ``update_params``: one Adam (or SGD) step on every w and v, the chain rule
+- ``update_rows``: one Adam (or SGD) step on every w and v, the chain rule
   through the table and the L2 term included: the same objective and the
   same optimizer as torch.optim on the padded path, dense (every parameter
-  every step, O(F k)), so the documented objective (gomove.models.fbt) holds
-  exactly. The model's parameters are updated in place (numpy views).
+  every step, O(F k), on every core), so the documented objective
+  (gomove.models.fbt) holds exactly. The model's parameters are updated in
+  place (numpy views); the gradient is left zero for the next step.
 
 Terms: ``pos`` a mini-batch of position ids (int64[B]); the epoch's order is
 a seeded permutation of the positions, the sampled gradient's draws come from
@@ -38,7 +39,6 @@ from gomove.train.sgd import kernels
 from gomove.train.sgd.flat_sgd import FULL, LFR, SAMPLED, FlatSGD
 from gomove.train.sgd.kernels import (
     FlatLevels,
-    Grads,
     GradScratch,
     MiniBatch,
     Moments,
@@ -83,8 +83,7 @@ class CompiledSGD(FlatSGD):
         self._fill()
         self.params = Params(self.w, self.v, self.table)
         self.grad = np.zeros_like(self.table)
-        self.gw, self.gv = np.zeros(f), np.zeros((f, k))  # the parameters' gradients
-        self.grads = Grads(self.grad, self.gw, self.gv)
+        self._grad_zero = True  # update_rows leaves it so; batch_grad then need not clear it
         self.state = Moments(*(np.zeros_like(a) for a in (self.w, self.w, self.v, self.v)))
         self.levels = FlatLevels(
             data.records, data.narrow_read, data.offs8, data.wide_read, data.offsw,
@@ -103,10 +102,9 @@ class CompiledSGD(FlatSGD):
         k = self.v.shape[1]
         w, v = np.zeros(2, self.w.dtype), np.zeros((2, k), self.v.dtype)
         params = Params(w, v, np.zeros((2, 1 + k)))
-        grads = Grads(np.zeros((2, 1 + k)), np.zeros(2), np.zeros((2, k)))
         state = Moments(*(np.zeros_like(a) for a in (w, w, v, v)))
         hp = StepSettings(True, 0.0, 0.9, 0.999, 1e-8, 1, 0.0, 0.0)
-        kernels.update_params(params, grads, state, hp, self.width)
+        kernels.update_rows(params, np.zeros((2, 1 + k)), state, hp, self.width)
 
     def _moments(self) -> list[np.ndarray]:
         return [a.copy() for a in self.state]
@@ -152,9 +150,12 @@ class CompiledSGD(FlatSGD):
             mode,
             backward,
             self.grad,
+            not self._grad_zero,
             self.scratch,
             self.width,
         )
+        if backward:
+            self._grad_zero = False
         if backward and self.hierarchy is not None:
             self.hierarchy.sum_up_inplace(self.grad)  # to the raw rows
         return out
@@ -185,6 +186,7 @@ class CompiledSGD(FlatSGD):
         adam = cfg.optimizer == "adam"
         h1, h2, eps = (0.9, 0.999, 1e-8) if adam else (cfg.momentum, 0.0, 0.0)
         hp = StepSettings(adam, lr, h1, h2, eps, self.n_steps, cfg.lambda_w, cfg.lambda_v)
-        l2 = kernels.update_params(self.params, self.grads, self.state, hp, self.width)
+        l2 = kernels.update_rows(self.params, self.grad, self.state, hp, self.width)
+        self._grad_zero = True
         self._refresh()
         return loss / max(n, 1) + l2, ll, n

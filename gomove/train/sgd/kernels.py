@@ -26,7 +26,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from gomove.data.fields import Records, narrow_level, record, wide_level
 from gomove.features.registry import feature_index
@@ -70,14 +70,6 @@ class Params(NamedTuple):
     table: np.ndarray  # float64[F, 1 + k] (w - ||v||^2 / 2, v) (fill_table)
 
 
-class Grads(NamedTuple):
-    """The gradients of a step: the table's (batch_grad) and the parameters' (_param_grads)."""
-
-    table: np.ndarray  # float64[F, 1 + k] of the loss w.r.t. the table
-    w: np.ndarray  # float64[F] of the objective w.r.t. w
-    v: np.ndarray  # float64[F, k] of the objective w.r.t. v
-
-
 class Moments(NamedTuple):
     """The optimizer's state: Adam's moments, or SGD's momentum buffers in a_* (b_* unused)."""
 
@@ -88,7 +80,7 @@ class Moments(NamedTuple):
 
 
 class StepSettings(NamedTuple):
-    """One optimizer step's settings (update_params)."""
+    """One optimizer step's settings (update_rows)."""
 
     adam: bool  # Adam, else SGD
     lr: float  # learning rate
@@ -157,10 +149,12 @@ def _scatter(grad, lv: FlatLevels, c, s, i, coef, width) -> None:
 
 @njit(cache=True, _nrt=False)
 def batch_grad(
-    table, lv: FlatLevels, batch: MiniBatch, mode, backward, grad, scratch: GradScratch, width
-):
+    table, lv: FlatLevels, batch: MiniBatch, mode, backward, grad, clear, scratch: GradScratch,
+    width,
+):  # fmt: skip
     """Loss of the positions ``batch.pos`` (int64[B]) and, when ``backward``, the gradient
-    of their mean w.r.t. table, written into grad (zeroed first).
+    of their mean w.r.t. table, added into grad, zeroed first when ``clear`` (update_rows
+    leaves it zero).
 
     Returns (sum of log P(expert move) under the softmax, sum of the loss):
     FULL and SAMPLED: loss = -log P(expert move); LFR: the mean over the other
@@ -183,7 +177,7 @@ def batch_grad(
     winner = lv.winner
     pos, unif = batch
     s_buf, e_buf, x_buf = scratch
-    if backward:
+    if backward and clear:
         grad[:] = 0.0
     n = pos.shape[0]
     if n == 0:
@@ -274,33 +268,6 @@ def batch_grad(
     return ll_sum, loss_sum
 
 
-@njit(cache=True)
-def _param_grads(w, v, grad, gw, gv, lambda_w, lambda_v, width) -> float:
-    """dL/dw and dL/dv into gw[F], gv[F, k] from the table gradient; returns the L2 term.
-
-    Chain rule through table = (w - ||v||^2 / 2, v): dL/dw_r = grad[r, 0],
-    dL/dv_r = grad[r, 1:] - grad[r, 0] v_r; the L2 term lambda_w/2 ||w||^2 +
-    lambda_v/2 ||v||^2 adds lambda_w w_r and lambda_v v_r. Row 0 (``none``):
-    no gradient, no L2 (the model's score zeroes it).
-    """
-    k = len(width) - 1
-    gw[0] = 0.0
-    for q in range(k):
-        gv[0, q] = 0.0
-    l2w = 0.0
-    l2v = 0.0
-    for r in range(1, w.shape[0]):
-        g0 = grad[r, 0]
-        wr = np.float64(w[r])
-        l2w += wr * wr
-        gw[r] = g0 + lambda_w * wr
-        for q in range(k):
-            vq = np.float64(v[r, q])
-            l2v += vq * vq
-            gv[r, q] = grad[r, 1 + q] - g0 * vq + lambda_v * vq
-    return 0.5 * (lambda_w * l2w + lambda_v * l2v)
-
-
 @njit(cache=True, error_model="numpy")
 def _adam(p, g, m, s, hp: StepSettings) -> None:
     """torch.optim.Adam's update (no weight decay, no amsgrad) of 1-D p with gradient g,
@@ -351,33 +318,100 @@ def fill_table(w, v, table, width) -> None:
         table[r, 0] = np.float64(w[r]) - 0.5 * norm
 
 
-@njit(cache=True)
-def update_params(params: Params, grads: Grads, moments: Moments, hp: StepSettings, width) -> float:
-    """One optimizer step of w[F] and v[F, k] from the table gradient (grads.table);
-    the table refreshed.
+ROW_BLOCK = 4096  # update_rows' rows a block, the unit of its threads' work
 
-    grads.w, grads.v: the parameters' gradients (_param_grads), left there.
-    hp.adam: Adam with moments a_*, b_* and h1, h2 = beta1, beta2; else SGD with
-    momentum buffer a_* and h1 = momentum (b_*, h2 unused). Dense: every
-    parameter, every step, as torch.optim does. Returns the L2 term at the
-    parameters before the step. Serial, in a fixed order.
+
+@njit(cache=True, parallel=True)
+def update_rows(
+    params: Params, grad: np.ndarray, moments: Moments, hp: StepSettings, width,
+) -> float:  # fmt: skip
+    """One optimizer step of w[F] and v[F, k] from the table gradient grad, the table
+    refreshed and grad cleared, on every core (numba's threads).
+
+    Chain rule through table = (w - ||v||^2 / 2, v): dL/dw_r = grad[r, 0], dL/dv_r =
+    grad[r, 1:] - grad[r, 0] v_r; the L2 term lambda_w/2 ||w||^2 + lambda_v/2 ||v||^2
+    adds lambda_w w_r and lambda_v v_r; row 0 (``none``): no gradient, no L2 (the
+    model's score zeroes it). hp.adam: Adam with moments a_*, b_* and h1, h2 = beta1,
+    beta2; else SGD with momentum buffer a_* and h1 = momentum (b_*, h2 unused).
+    Dense: every parameter, every step, as torch.optim does; once a model has
+    millions of rows this costs more than the batch's gradient, hence the threads.
+    Blocks of ROW_BLOCK rows in parallel, each element's arithmetic its own, so the
+    same bits whatever the thread count; grad is left zero, so that the next
+    batch_grad need not clear it. Returns the L2 term at the parameters before the
+    step, the blocks' sums added in block order.
     """
     w, v, table = params
-    grad, gw, gv = grads
     a_w, b_w, a_v, b_v = moments
-    lr = hp.lr
-    h1 = hp.h1
-    step = hp.step
-    l2 = _param_grads(w, v, grad, gw, gv, hp.lambda_w, hp.lambda_v, width)
-    vf, gvf, avf, bvf = v.reshape(-1), gv.reshape(-1), a_v.reshape(-1), b_v.reshape(-1)
-    if hp.adam:
-        _adam(w, gw, a_w, b_w, hp)
-        _adam(vf, gvf, avf, bvf, hp)
-    else:
-        _sgd(w, gw, a_w, lr, h1, step)
-        _sgd(vf, gvf, avf, lr, h1, step)
-    fill_table(w, v, table, width)
-    return l2
+    f, k = v.shape
+    vf, avf, bvf = v.reshape(-1), a_v.reshape(-1), b_v.reshape(-1)
+    n_blocks = (f + ROW_BLOCK - 1) // ROW_BLOCK
+    sums = np.zeros((n_blocks, 2))
+    for blk in prange(n_blocks):
+        lo = blk * ROW_BLOCK
+        hi = min(lo + ROW_BLOCK, f)
+        n = hi - lo
+        gw = np.empty(n)
+        gv = np.empty((n, k))
+        sums[blk, 0], sums[blk, 1] = _block_grads(
+            w, v, grad, gw, gv, hp.lambda_w, hp.lambda_v, lo, hi, width
+        )
+        gvf = gv.reshape(-1)
+        if hp.adam:
+            _adam(w[lo:hi], gw, a_w[lo:hi], b_w[lo:hi], hp)
+            _adam(vf[lo * k : hi * k], gvf, avf[lo * k : hi * k], bvf[lo * k : hi * k], hp)
+        else:
+            _sgd(w[lo:hi], gw, a_w[lo:hi], hp.lr, hp.h1, hp.step)
+            _sgd(vf[lo * k : hi * k], gvf, avf[lo * k : hi * k], hp.lr, hp.h1, hp.step)
+        _fill_rows(w, v, table, lo, hi, width)
+        grad[lo:hi] = 0.0
+    l2w = 0.0
+    l2v = 0.0
+    for blk in range(n_blocks):
+        l2w += sums[blk, 0]
+        l2v += sums[blk, 1]
+    return 0.5 * (hp.lambda_w * l2w + hp.lambda_v * l2v)
+
+
+@njit(cache=True)
+def _block_grads(w, v, grad, gw, gv, lambda_w, lambda_v, lo, hi, width) -> tuple[float, float]:
+    """The parameters' gradients (update_rows) of rows lo..hi-1 into gw[: hi - lo],
+    gv[: hi - lo]; returns the block's sums of w^2 and v^2 (row 0 apart)."""
+    k = len(width) - 1
+    l2w = 0.0
+    l2v = 0.0
+    for r in range(lo, hi):
+        i = r - lo
+        if r == 0:
+            gw[i] = 0.0
+            for q in range(k):
+                gv[i, q] = 0.0
+            continue
+        g0 = grad[r, 0]
+        wr = np.float64(w[r])
+        l2w += wr * wr
+        gw[i] = g0 + lambda_w * wr
+        for q in range(k):
+            vq = np.float64(v[r, q])
+            l2v += vq * vq
+            gv[i, q] = grad[r, 1 + q] - g0 * vq + lambda_v * vq
+    return l2w, l2v
+
+
+@njit(cache=True)
+def _fill_rows(w, v, table, lo, hi, width) -> None:
+    """fill_table of rows lo..hi-1."""
+    k = len(width) - 1
+    for r in range(lo, hi):
+        if r == 0:
+            for q in range(k + 1):
+                table[0, q] = 0.0
+            continue
+        norm = 0.0
+        for q in range(k):
+            vq = np.float64(v[r, q])
+            table[r, 1 + q] = vq
+            norm += vq * vq
+        table[r, 0] = np.float64(w[r]) - 0.5 * norm
 
 
 @njit(cache=True)

@@ -19,7 +19,7 @@ on the device, compact):
   backpropagated as the surrogate sum c(m) E_m; then the table's, each team's
   gradient added into its present members' rows (_scatter_rows);
 - chain rule to w and v, the L2 term, Adam or SGD (gomove.train.sgd.kernels'
-  update_params, in torch).
+  update_rows, in torch).
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ class TorchSGD(FlatSGD):
 
     @torch.no_grad()
     def _update(self, grad: torch.Tensor, lr: float) -> torch.Tensor:
-        """kernels.update_params: the parameters' gradients (chain rule through the
+        """kernels.update_rows: the parameters' gradients (chain rule through the
         table, L2, row 0 none), one Adam or SGD step, the table refreshed; returns the
         L2 term before the step (0-d, on the device)."""
         cfg = self.cfg

@@ -116,6 +116,16 @@ def test_sums_equal_walked_chains(hier):
     out = np.full_like(x, np.nan)
     hier.sum_down_into(x, out)
     np.testing.assert_array_equal(out, hier.sum_down(x))
+    # sum_up over the rows a batch touched (and their chains): the full sum's bits
+    sparse = np.zeros_like(g)
+    touched = rng.choice(hier.n_features, size=max(1, hier.n_features // 5), replace=False)
+    sparse[touched] = g[touched]
+    mark = np.zeros(hier.n_features, np.uint8)
+    mark[touched] = 1
+    got = sparse.copy()
+    hier.sum_up_marked(got, mark)
+    np.testing.assert_array_equal(got, hier.sum_up(sparse))
+    assert not mark.any()  # cleared for the next batch
 
 
 def test_collapse_scores_the_chain_teams(extracted, hier):

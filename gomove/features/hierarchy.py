@@ -76,6 +76,23 @@ def _sum_down_levels(
                 out[f, q] += out[p, q]
 
 
+@njit(cache=True)
+def _sum_up_marked(g: np.ndarray, up: np.ndarray, lo: int, hi: int, mark: np.ndarray) -> None:
+    """_sum_up over the marked features alone (and the parents it reaches, marked as it
+    goes); the marks cleared. The other rows of g must be zero: _sum_up would add
+    nothing from them (a sum that starts at +0.0 is never -0.0), so the same bits."""
+    for f in range(hi - 1, lo - 1, -1):  # children first
+        if mark[f]:
+            mark[f] = 0
+            p = up[f]
+            if p != 0:
+                mark[p] = 1
+                for q in range(g.shape[1]):
+                    g[p, q] += g[f, q]
+    mark[:lo] = 0
+    mark[hi:] = 0
+
+
 @dataclass(frozen=True, eq=False)
 class Hierarchy:
     """The chain of every feature (module docstring).
@@ -171,6 +188,8 @@ class Hierarchy:
         core (the same bits as sum_down)."""
         _sum_down_levels(table, out, self.up, *self._levels)
 
-    def sum_up_inplace(self, grad: np.ndarray) -> None:
-        """grad = sum_up(grad) in place (float64 [F, k])."""
-        _sum_up(grad, self.up, self.lo, self.hi)
+    def sum_up_marked(self, grad: np.ndarray, mark: np.ndarray) -> None:
+        """grad = sum_up(grad) in place (float64 [F, k]) where grad is zero outside the
+        rows marked 1 in mark (uint8[F]), visiting those and their chains alone (a
+        batch's gradient touches a small share of millions of shapes); mark cleared."""
+        _sum_up_marked(grad, self.up, self.lo, self.hi, mark)

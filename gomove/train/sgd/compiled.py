@@ -84,6 +84,8 @@ class CompiledSGD(FlatSGD):
         self.params = Params(self.w, self.v, self.table)
         self.grad = np.zeros_like(self.table)
         self._grad_zero = True  # update_rows leaves it so; batch_grad then need not clear it
+        # the rows a batch's gradient touches, for the hierarchy's sum_up (empty: none)
+        self.mark = np.zeros(f if hierarchy is not None else 0, dtype=np.uint8)
         self.state = Moments(*(np.zeros_like(a) for a in (self.w, self.w, self.v, self.v)))
         self.levels = FlatLevels(
             data.records, data.narrow_read, data.offs8, data.wide_read, data.offsw,
@@ -151,13 +153,14 @@ class CompiledSGD(FlatSGD):
             backward,
             self.grad,
             not self._grad_zero,
+            self.mark,
             self.scratch,
             self.width,
         )
         if backward:
             self._grad_zero = False
         if backward and self.hierarchy is not None:
-            self.hierarchy.sum_up_inplace(self.grad)  # to the raw rows
+            self.hierarchy.sum_up_marked(self.grad, self.mark)  # to the raw rows
         return out
 
     def _reduce(self, ll: float, loss: float, n: int, backward: bool) -> tuple[float, float, int]:

@@ -125,36 +125,40 @@ def _team(table, lv: FlatLevels, c, s, i, width) -> float:
 
 
 @njit(cache=True, inline="always")
-def _scatter_row(grad, offset, lv, s, i, coef, width) -> None:
-    """grad[r] += coef * (1, s[i, 1..k]) for the row r of level lv at offset (lv 0: none)."""
+def _scatter_row(grad, mark, offset, lv, s, i, coef, width) -> None:
+    """grad[r] += coef * (1, s[i, 1..k]) for the row r of level lv at offset (lv 0: none);
+    mark[r] = 1 when mark is not empty (the rows the hierarchy's sum_up must visit)."""
     if lv != 0:
         r = feature_index(offset, lv)
+        if mark.shape[0] > 0:
+            mark[r] = 1
         grad[r, 0] += coef
         for q in range(1, len(width)):
             grad[r, q] += coef * s[i, q]
 
 
 @njit(cache=True, inline="always")
-def _scatter(grad, lv: FlatLevels, c, s, i, coef, width) -> None:
+def _scatter(grad, mark, lv: FlatLevels, c, s, i, coef, width) -> None:
     """grad[r] += coef * dE/ds = coef * (1, s[i, 1..k]) for every member r of candidate c."""
     r = lv.records
     offs8 = lv.offs8
     offsw = lv.offsw
     rec = record(r, c)
     for g in range(offs8.shape[0]):
-        _scatter_row(grad, offs8[g], narrow_level(r, rec, lv.fields8[g]), s, i, coef, width)
+        _scatter_row(grad, mark, offs8[g], narrow_level(r, rec, lv.fields8[g]), s, i, coef, width)
     for g in range(offsw.shape[0]):
-        _scatter_row(grad, offsw[g], wide_level(rec, lv.fieldsw[g]), s, i, coef, width)
+        _scatter_row(grad, mark, offsw[g], wide_level(rec, lv.fieldsw[g]), s, i, coef, width)
 
 
 @njit(cache=True, _nrt=False)
 def batch_grad(
-    table, lv: FlatLevels, batch: MiniBatch, mode, backward, grad, clear, scratch: GradScratch,
-    width,
+    table, lv: FlatLevels, batch: MiniBatch, mode, backward, grad, clear, mark,
+    scratch: GradScratch, width,
 ):  # fmt: skip
     """Loss of the positions ``batch.pos`` (int64[B]) and, when ``backward``, the gradient
     of their mean w.r.t. table, added into grad, zeroed first when ``clear`` (update_rows
-    leaves it zero).
+    leaves it zero); mark (uint8[F], or empty for none): 1 at every row it adds to, so
+    that the hierarchy's sum_up visits those alone (Hierarchy.sum_up_marked).
 
     Returns (sum of log P(expert move) under the softmax, sum of the loss):
     FULL and SAMPLED: loss = -log P(expert move); LFR: the mean over the other
@@ -215,7 +219,7 @@ def batch_grad(
                     if i == w:
                         coef -= 1.0
                     if coef != 0.0:
-                        _scatter(grad, lv, lo + i, s_buf, i, coef * inv_n, width)
+                        _scatter(grad, mark, lv, lo + i, s_buf, i, coef * inv_n, width)
                 continue
             # one merged pass over the cumulative sums: draw j picks the first i
             # with x_buf[i] > unif[b, j] z; equal picks (adjacent, the uniforms
@@ -237,9 +241,9 @@ def batch_grad(
                 if i == w:
                     coef -= inv_n
                     win_done = True
-                _scatter(grad, lv, lo + i, s_buf, i, coef, width)
+                _scatter(grad, mark, lv, lo + i, s_buf, i, coef, width)
             if not win_done:
-                _scatter(grad, lv, lo + w, s_buf, w, -inv_n, width)
+                _scatter(grad, mark, lv, lo + w, s_buf, w, -inv_n, width)
             continue
         if m < 2:
             continue
@@ -261,10 +265,10 @@ def batch_grad(
             if backward:
                 coef = sig / (m - 1) * inv_n
                 csum += coef
-                _scatter(grad, lv, lo + i, s_buf, i, coef, width)
+                _scatter(grad, mark, lv, lo + i, s_buf, i, coef, width)
         loss_sum += tot / (m - 1)
         if backward:
-            _scatter(grad, lv, lo + w, s_buf, w, -csum, width)
+            _scatter(grad, mark, lv, lo + w, s_buf, w, -csum, width)
     return ll_sum, loss_sum
 
 

@@ -39,7 +39,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from hydra import compose, initialize_config_module
 from torch.profiler import ProfilerActivity
 from torch.profiler import profile as torch_profile
 
@@ -56,7 +55,7 @@ from gomove.train.schemas import MMConfig, SGDConfig
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.loop import initial_model, train_sgd
 from gomove.train.sgd.tensor import TorchSGD
-from gomove.train.trainers import register
+from gomove.train.trainers import compose_config
 
 TRAIN_MONTHS = ("2006-01", "2006-02", "2006-03", "2006-04")
 TEST_MONTH = "2006-06"
@@ -103,9 +102,7 @@ def split_config(data_dir: Path, cache_dir: str, max_games: int | None, test_gam
         f"data.cache_dir={cache_dir}",
         "progress=false",
     ]
-    register()
-    with initialize_config_module(config_module="gomove.configs", version_base="1.3"):
-        return compose("config", overrides)
+    return compose_config(overrides)
 
 
 def bench_gpu(

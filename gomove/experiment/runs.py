@@ -52,11 +52,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hydra import compose, initialize_config_module
 from omegaconf import DictConfig, OmegaConf
 
 from gomove.models.checkpoint import read_checkpoint
-from gomove.train.trainers import register
+from gomove.train.trainers import compose_config
 
 log = logging.getLogger(__name__)
 
@@ -226,9 +225,7 @@ def changed_settings(run: str | Path, overrides: Sequence[str]) -> list[str]:
     saved = Path(run) / SAVED_CONFIG
     if not saved.exists():
         return []
-    register()  # the structured base configs train.py composes with
-    with initialize_config_module(config_module="gomove.configs", version_base="1.3"):
-        now = compose("config", [o for o in overrides if not o.startswith("hydra.")])
+    now = compose_config([o for o in overrides if not o.startswith("hydra.")])
     old = OmegaConf.to_container(OmegaConf.load(saved).model, resolve=True)
     new = OmegaConf.to_container(now.model, resolve=True)
     return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))

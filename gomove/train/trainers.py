@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from hydra import compose, initialize_config_module
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
@@ -107,3 +108,11 @@ def register() -> None:
         cs.store(group="model", name=f"base_{t.name}", node=t.config(name=t.name))
     if not OmegaConf.has_resolver("sample"):
         OmegaConf.register_new_resolver("sample", sample_path)
+
+
+def compose_config(overrides: list[str]) -> DictConfig:
+    """The config ``train.py`` composes from these overrides (gomove/configs, the
+    structured schemas registered), outside a Hydra app: for scripts and benchmarks."""
+    register()
+    with initialize_config_module(config_module="gomove.configs", version_base="1.3"):
+        return compose("config", overrides)

@@ -1,0 +1,86 @@
+"""Where an FBT step's time goes on a real dataset, and whether two checkouts train alike.
+
+    python scripts/fbt_step_profile.py --steps 40 [--save A.npy] [--compare B.npy] -- \\
+        model=fbt k=10 model.batch_size=1024 features.shapes=all features.min_count=3 \\
+        data=tygem_large data.max_games=27613 data.cache_dir=RUNS/27613/cache-...
+
+The overrides are a training run's (``train.py``'s); its cached dataset is opened (or
+built). Then the compiled engine (gomove.train.sgd.compiled) takes ``--steps`` Adam
+steps from a model seeded with ``--seed``, and prints one JSON line: the model's rows,
+milliseconds a step (``step_ms``), of it the batch's gradient (``gradient_ms``: the
+loss, its gradient and, with all pattern sizes, the sum up the chains; timed on the
+same batch just before the step) and the rest, the update (``update_ms``: the dense
+step on every parameter and the chain sums down); the first 3 steps not timed. ``--save`` writes the
+parameters after the steps; ``--compare`` says whether they equal another checkout's
+file bit for bit (run this script under each checkout's PYTHONPATH).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+import torch
+
+from gomove.models.fbt import FactorizationBT
+from gomove.train.move_models import prepare_data, training_hierarchy
+from gomove.train.sgd.compiled import CompiledSGD
+from gomove.train.trainers import compose_config, model_config
+
+UNTIMED = 3  # the first steps: kernels loaded, pages brought in
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--seed", type=int, default=0, help="the model's initial parameters")
+    p.add_argument("--save", help="write the parameters after the steps (.npy)")
+    p.add_argument("--compare", help="a --save file of another checkout: equal bit for bit?")
+    p.add_argument("overrides", nargs="*", help="train.py overrides (model=fbt ...)")
+    args = p.parse_args()
+    if args.steps <= UNTIMED:
+        sys.exit(f"--steps must be above {UNTIMED} (the untimed first steps)")
+    cfg = compose_config(["progress=false", *args.overrides])
+    mcfg = model_config(cfg)
+    if cfg.model.name not in ("fbt", "lfr") or not mcfg.flat:
+        sys.exit("fbt_step_profile: model=fbt or model=lfr, flat (the compiled engine)")
+    data = prepare_data(cfg)
+    reg = data.extractor.registry
+    torch.manual_seed(args.seed)
+    model = FactorizationBT(reg.n_features, k=mcfg.k)
+    steps = CompiledSGD(model, data.train.flat(), mcfg, training_hierarchy(data.extractor, False))
+    grad_s = update_s = 0.0
+    batches = iter(steps)
+    for i in range(args.steps):
+        pos = next(batches)
+        t0 = time.perf_counter()
+        steps.loss_grad(pos)
+        t1 = time.perf_counter()
+        steps.step(pos, mcfg.lr)  # its own gradient again, then the update
+        t2 = time.perf_counter()
+        if i >= UNTIMED:
+            grad_s += t1 - t0
+            update_s += (t2 - t1) - (t1 - t0)
+    n = args.steps - UNTIMED
+    params = np.concatenate([steps.w.ravel(), steps.v.ravel()])
+    out = {
+        "rows": reg.n_features,
+        "k": mcfg.k,
+        "batch_size": steps.cfg.batch_size,
+        "steps_timed": n,
+        "gradient_ms": round(grad_s / n * 1e3, 2),
+        "update_ms": round(update_s / n * 1e3, 2),
+        "step_ms": round((grad_s + update_s) / n * 1e3, 2),
+    }
+    if args.save:
+        np.save(args.save, params)
+    if args.compare:
+        out["equal_to_compare"] = bool(np.array_equal(params, np.load(args.compare)))
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

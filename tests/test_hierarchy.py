@@ -26,7 +26,7 @@ import torch
 
 from gomove.data.batch import Batch
 from gomove.data.loader import flat_batch
-from gomove.features.hierarchy import Hierarchy
+from gomove.features.hierarchy import Hierarchy, chain_sum_row
 from gomove.models.fbt import FactorizationBT
 from gomove.models.mm import BradleyTerry
 from gomove.models.rankers import GaussianRanking
@@ -126,6 +126,19 @@ def test_sums_equal_walked_chains(hier):
     hier.sum_up_marked(got, mark)
     np.testing.assert_array_equal(got, hier.sum_up(sparse))
     assert not mark.any()  # cleared for the next batch
+    # the lazy sums a batch reads (chain_sum_row): the rows asked for, and the stale rows
+    # of their chains, the serial sums' bits; fresh rows are not summed again
+    out = np.zeros_like(x)
+    fresh = np.zeros(hier.n_features, np.int64)
+    chain = np.zeros(hier.longest, np.int64)
+    for version, table in ((1, x), (2, g)):
+        asked = rng.choice(np.arange(hier.lo, hier.hi), size=max(1, (hier.hi - hier.lo) // 3))
+        for f in asked:
+            chain_sum_row(table, out, hier.up, fresh, version, chain, int(f))
+        summed = np.flatnonzero(fresh == version)
+        assert set(asked) <= set(summed)
+        assert all(fresh[hier.up[f]] == version for f in summed if hier.up[f])
+        np.testing.assert_array_equal(out[summed], hier.sum_down(table)[summed])
 
 
 def test_collapse_scores_the_chain_teams(extracted, hier):

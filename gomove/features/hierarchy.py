@@ -93,6 +93,33 @@ def _sum_up_marked(g: np.ndarray, up: np.ndarray, lo: int, hi: int, mark: np.nda
     mark[hi:] = 0
 
 
+@njit(cache=True)
+def chain_sum_row(
+    x: np.ndarray, out: np.ndarray, up: np.ndarray, fresh: np.ndarray, version: int,
+    chain: np.ndarray, f: int,
+) -> None:  # fmt: skip
+    """out[f] = sum_down(x)[f] computed lazily: the rows of f's chain whose fresh[g] is
+    not version are summed, parents first (out[g] = x[g] + out[up[g]], as _sum_down
+    adds: the same bits), and marked fresh; a fresh ancestor ends the walk. chain: a
+    scratch int64 array of at least ``longest`` entries."""
+    n = 0
+    g = f
+    while g != 0 and fresh[g] != version:
+        chain[n] = g
+        n += 1
+        g = up[g]
+    for i in range(n - 1, -1, -1):
+        g = chain[i]
+        p = up[g]
+        if p != 0:
+            for q in range(x.shape[1]):
+                out[g, q] = x[g, q] + out[p, q]
+        else:
+            for q in range(x.shape[1]):
+                out[g, q] = x[g, q]
+        fresh[g] = version
+
+
 @dataclass(frozen=True, eq=False)
 class Hierarchy:
     """The chain of every feature (module docstring).

@@ -78,8 +78,14 @@ class CompiledSGD(FlatSGD):
         self.width = (0,) * (1 + k)  # see kernels.batch_grad
         self.table = np.zeros((f, 1 + k))
         self.hierarchy = hierarchy
-        # what the steps read: the table itself, or its chain sums
+        # what the steps read: the table itself, or its chain sums, whose rows a batch
+        # reads through the shape group are summed when it reads them (fresh_reads: the
+        # rows whose fresh stamp is not version are stale; every step makes all stale)
         self.read = self.table if hierarchy is None else np.zeros_like(self.table)
+        self.version = 0
+        self.fresh = np.zeros(f if hierarchy is not None else 0, dtype=np.int64)
+        self.chain = np.zeros(hierarchy.longest if hierarchy is not None else 0, np.int64)
+        self.shape_field, self.shape_offset = _shape_field(data, hierarchy)
         self._fill()
         self.params = Params(self.w, self.v, self.table)
         self.grad = np.zeros_like(self.table)
@@ -124,8 +130,20 @@ class CompiledSGD(FlatSGD):
         self._refresh()
 
     def _refresh(self) -> None:
+        """All of read from the table (sum_down_into): every row fresh."""
         if self.hierarchy is not None:
             self.hierarchy.sum_down_into(self.table, self.read)
+            self.version += 1
+            self.fresh[:] = self.version
+
+    def _stale(self) -> None:
+        """After a step: the shapes' rows of read stale (summed again when a batch reads
+        them), the other groups' rows (no chain) copied from the table."""
+        h = self.hierarchy
+        if h is not None:
+            self.version += 1
+            self.read[: h.lo] = self.table[: h.lo]
+            self.read[h.hi :] = self.table[h.hi :]
 
     def loss_grad(
         self, pos: np.ndarray, unif: np.ndarray | None = None, backward: bool = True
@@ -145,6 +163,11 @@ class CompiledSGD(FlatSGD):
         else:
             unif = self._no_unif
             mode = kernels.FULL if mode == kernels.SAMPLED else mode
+        if self.hierarchy is not None:
+            kernels.fresh_reads(
+                self.table, self.read, self.hierarchy.up, self.fresh, self.version, self.chain,
+                self.levels, pos, self.shape_field, self.shape_offset,
+            )  # fmt: skip
         out = kernels.batch_grad(
             self.read,
             self.levels,
@@ -191,5 +214,17 @@ class CompiledSGD(FlatSGD):
         hp = StepSettings(adam, lr, h1, h2, eps, self.n_steps, cfg.lambda_w, cfg.lambda_v)
         l2 = kernels.update_rows(self.params, self.grad, self.state, hp, self.width)
         self._grad_zero = True
-        self._refresh()
+        self._stale()
         return loss / max(n, 1) + l2, ll, n
+
+
+def _shape_field(data: FlatData, hierarchy: Hierarchy | None) -> tuple[np.ndarray, int]:
+    """The field and registry offset of the shape group in data's records (the group the
+    hierarchy's chains run through); an unused stand-in without a hierarchy."""
+    if hierarchy is None:
+        return np.zeros(4, np.int64), 0
+    for offs, fields in ((data.offs8, data.narrow_read), (data.offsw, data.wide_read)):
+        hit = np.flatnonzero(np.asarray(offs) == hierarchy.lo)
+        if len(hit):
+            return np.ascontiguousarray(fields[hit[0]], dtype=np.int64), int(hierarchy.lo)
+    raise ValueError("the pattern hierarchy's shape group is not in the training data")

@@ -28,7 +28,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from gomove.data.fields import Records, narrow_level, record, wide_level
+from gomove.data.fields import Records, narrow_level, record, record_level, wide_level
+from gomove.features.hierarchy import chain_sum_row
 from gomove.features.registry import feature_index
 
 FULL, SAMPLED, LFR = 0, 1, 2
@@ -148,6 +149,23 @@ def _scatter(grad, mark, lv: FlatLevels, c, s, i, coef, width) -> None:
         _scatter_row(grad, mark, offs8[g], narrow_level(r, rec, lv.fields8[g]), s, i, coef, width)
     for g in range(offsw.shape[0]):
         _scatter_row(grad, mark, offsw[g], wide_level(rec, lv.fieldsw[g]), s, i, coef, width)
+
+
+@njit(cache=True)
+def fresh_reads(
+    table, read, up, fresh, version, chain, lv: FlatLevels, pos, field, offset
+) -> None:  # fmt: skip
+    """The rows of read (the table summed down the pattern chains) that the positions pos
+    read through the shape group (field, at offset), computed where stale
+    (features.hierarchy.chain_sum_row): every parameter moves every step, but a batch
+    reads a small share of millions of shapes."""
+    r = lv.records
+    for b in range(pos.shape[0]):
+        p = pos[b]
+        for c in range(lv.pos_start[p], lv.pos_start[p + 1]):
+            level = record_level(r, record(r, c), field)
+            if level != 0:
+                chain_sum_row(table, read, up, fresh, version, chain, feature_index(offset, level))
 
 
 @njit(cache=True, _nrt=False)

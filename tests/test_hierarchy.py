@@ -112,10 +112,6 @@ def test_sums_equal_walked_chains(hier):
     np.testing.assert_allclose(chain.sum_down(torch.from_numpy(x)).numpy(), hier.sum_down(x))
     np.testing.assert_allclose(chain.sum_up(torch.from_numpy(g)).numpy(), hier.sum_up(g))
     np.testing.assert_allclose(hier.sum_down(x[:, 0]), hier.sum_down(x)[:, 0])
-    # the parallel one (depth by depth) that the SGD steps read: the serial sums' bits
-    out = np.full_like(x, np.nan)
-    hier.sum_down_into(x, out)
-    np.testing.assert_array_equal(out, hier.sum_down(x))
     # sum_up over the rows a batch touched (and their chains): the full sum's bits
     sparse = np.zeros_like(g)
     touched = rng.choice(hier.n_features, size=max(1, hier.n_features // 5), replace=False)

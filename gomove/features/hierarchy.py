@@ -28,10 +28,9 @@ at a time keeps Coulom's exact minorization.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from gomove.features.pattern_table import PatternTable
 from gomove.features.registry import SHAPE_GROUP, GroupSpan, Registry
@@ -55,25 +54,6 @@ def _sum_up(g: np.ndarray, up: np.ndarray, lo: int, hi: int) -> None:
         if p != 0:
             for q in range(g.shape[1]):
                 g[p, q] += g[f, q]
-
-
-@njit(cache=True, parallel=True)
-def _sum_down_levels(
-    table: np.ndarray, out: np.ndarray, up: np.ndarray, rows: np.ndarray, starts: np.ndarray
-) -> None:
-    """out = table with _sum_down's chain sums, on every core: the features of one
-    depth (rows[starts[d]:starts[d + 1]], their parents all shallower) in parallel,
-    the depths in order. Each element gets _sum_down's sum, so the same bits."""
-    d = table.shape[1]
-    for f in prange(table.shape[0]):
-        for q in range(d):
-            out[f, q] = table[f, q]
-    for level in range(starts.shape[0] - 1):
-        for i in prange(starts[level], starts[level + 1]):
-            f = rows[i]
-            p = up[f]
-            for q in range(d):
-                out[f, q] += out[p, q]
 
 
 @njit(cache=True)
@@ -202,18 +182,6 @@ class Hierarchy:
         g = np.array(grad, dtype=np.float64).reshape(self.n_features, -1)
         _sum_up(g, self.up, self.lo, self.hi)
         return g.reshape(np.shape(grad))
-
-    @cached_property
-    def _levels(self) -> tuple[np.ndarray, np.ndarray]:
-        """by_depth as one array of features and each depth's start in it."""
-        rows = np.concatenate([np.zeros(0, np.int64), *self.by_depth]).astype(np.int64)
-        starts = np.cumsum([0, *(len(r) for r in self.by_depth)]).astype(np.int64)
-        return rows, starts
-
-    def sum_down_into(self, table: np.ndarray, out: np.ndarray) -> None:
-        """out = sum_down(table) for float64 [F, k] arrays, without allocating, on every
-        core (the same bits as sum_down)."""
-        _sum_down_levels(table, out, self.up, *self._levels)
 
     def sum_up_marked(self, grad: np.ndarray, mark: np.ndarray) -> None:
         """grad = sum_up(grad) in place (float64 [F, k]) where grad is zero outside the

@@ -127,18 +127,11 @@ class CompiledSGD(FlatSGD):
     def _fill(self) -> None:
         """The table from the parameters, and what the steps read from it."""
         kernels.fill_table(self.w, self.v, self.table, self.width)
-        self._refresh()
-
-    def _refresh(self) -> None:
-        """All of read from the table (sum_down_into): every row fresh."""
-        if self.hierarchy is not None:
-            self.hierarchy.sum_down_into(self.table, self.read)
-            self.version += 1
-            self.fresh[:] = self.version
+        self._stale()
 
     def _stale(self) -> None:
-        """After a step: the shapes' rows of read stale (summed again when a batch reads
-        them), the other groups' rows (no chain) copied from the table."""
+        """After the table changed (a step, a rebuild): the shapes' rows of read stale
+        (summed when a batch reads them), the other groups' rows (no chain) copied."""
         h = self.hierarchy
         if h is not None:
             self.version += 1

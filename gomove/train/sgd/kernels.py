@@ -328,16 +328,7 @@ def _sgd(p, g, buf, lr, momentum, step) -> None:
 @njit(cache=True)
 def fill_table(w, v, table, width) -> None:
     """table[r] = (w_r - ||v_r||^2 / 2, v_r) from the stored parameters; row 0 zero."""
-    k = len(width) - 1
-    for q in range(k + 1):
-        table[0, q] = 0.0
-    for r in range(1, w.shape[0]):
-        norm = 0.0
-        for q in range(k):
-            vq = np.float64(v[r, q])
-            table[r, 1 + q] = vq
-            norm += vq * vq
-        table[r, 0] = np.float64(w[r]) - 0.5 * norm
+    _fill_rows(w, v, table, 0, w.shape[0], width)
 
 
 ROW_BLOCK = 4096  # update_rows' rows a block, the unit of its threads' work
@@ -421,7 +412,7 @@ def _block_grads(w, v, grad, gw, gv, lambda_w, lambda_v, lo, hi, width) -> tuple
 
 @njit(cache=True)
 def _fill_rows(w, v, table, lo, hi, width) -> None:
-    """fill_table of rows lo..hi-1."""
+    """fill_table's rows lo..hi-1 (update_rows fills each block's)."""
     k = len(width) - 1
     for r in range(lo, hi):
         if r == 0:

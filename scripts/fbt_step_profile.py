@@ -10,7 +10,9 @@ steps from a model seeded with ``--seed``, and prints one JSON line: the model's
 milliseconds a step (``step_ms``), of it the dense update of every parameter
 (``update_ms``: kernels.update_rows) and the rest (``rest_ms``: the batch's loss and
 gradient and, with all pattern sizes, the chain sums the batch reads and the gradient's
-sum up the chains); the first 3 steps not timed. ``--save`` writes the
+sum up the chains); the first ``--untimed`` steps (3) not timed: on data larger than
+the page cache give it enough steps to bring the chunk's pages in, or the figures are
+the disk's. ``--save`` writes the
 parameters after the steps; ``--compare`` says whether they equal another checkout's
 file bit for bit (run this script under each checkout's PYTHONPATH).
 """
@@ -31,19 +33,23 @@ from gomove.train.sgd import kernels
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.trainers import compose_config, model_config
 
-UNTIMED = 3  # the first steps: kernels loaded, pages brought in
-
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=40)
+    p.add_argument(
+        "--untimed",
+        type=int,
+        default=3,
+        help="steps not timed first (kernels loaded, the data's pages brought in)",
+    )
     p.add_argument("--seed", type=int, default=0, help="the model's initial parameters")
     p.add_argument("--save", help="write the parameters after the steps (.npy)")
     p.add_argument("--compare", help="a --save file of another checkout: equal bit for bit?")
     p.add_argument("overrides", nargs="*", help="train.py overrides (model=fbt ...)")
     args = p.parse_args()
-    if args.steps <= UNTIMED:
-        sys.exit(f"--steps must be above {UNTIMED} (the untimed first steps)")
+    if args.steps <= args.untimed:
+        sys.exit(f"--steps must be above --untimed ({args.untimed})")
     cfg = compose_config(["progress=false", *args.overrides])
     mcfg = model_config(cfg)
     if cfg.model.name not in ("fbt", "lfr") or not mcfg.flat:
@@ -70,11 +76,11 @@ def main() -> None:
         spent["update"] = 0.0
         t0 = time.perf_counter()
         steps.step(pos, mcfg.lr)
-        if i >= UNTIMED:
+        if i >= args.untimed:
             step_s += time.perf_counter() - t0
             update_s += spent["update"]
     kernels.update_rows = update_rows
-    n = args.steps - UNTIMED
+    n = args.steps - args.untimed
     params = np.concatenate([steps.w.ravel(), steps.v.ravel()])
     out = {
         "rows": reg.n_features,

@@ -6,7 +6,9 @@ Invariants checked:
   padded, on batches or a shuffling BatchLoader; full, sampled, LFR, SGD with
   momentum after an MM init) stopped by
   an exception after some iteration and resumed from the train state give
-  bitwise the model and history (times apart) of an uninterrupted run;
+  bitwise the model and history (times apart) of an uninterrupted run; SGD over
+  data read in chunks likewise from a state saved at a chunk's end within an epoch
+  (and only there);
 - a resumed run that had already finished trains no more;
 - a train state saved under another config is refused, naming the key;
   IGNORED keys may differ; resume=true without a state starts fresh;
@@ -234,6 +236,61 @@ def test_sgd_resume_equals_uninterrupted(synthetic, tmp_path, extra, layout):
     )
     assert torch.equal(got.w, want.w) and torch.equal(got.v, want.v)
     assert untimed(got_hist) == untimed(want_hist)
+
+
+class DyingWithin(Resume):
+    """A train state saved at every chunk's end (within_seconds 0) whose process dies
+    just after its ``n``-th save within an epoch."""
+
+    def __init__(self, path: Path, n: int | None) -> None:
+        super().__init__(path, resume=True, within_seconds=0.0)
+        self.left, self.within = n, 0
+
+    def save(self, state):
+        super().save(state)
+        if state["within"] is not None:
+            self.within += 1
+            if self.within == self.left:
+                raise Crash
+
+
+@pytest.mark.parametrize(
+    "extra", [{}, {"sample": 3}, {"name": "lfr"}], ids=["full", "sampled", "lfr"]
+)
+@pytest.mark.parametrize("n", [1, 6])
+@pytest.mark.parametrize("engine", ["numba", "torch"])
+def test_sgd_resumes_within_an_epoch(synthetic, tmp_path, extra, n, engine, caplog):
+    """Data read in chunks: a state saved at a chunk's end within an epoch (the first
+    epoch's first, the second's second) continues to the uninterrupted run's model
+    and history bit for bit."""
+    _, flat = synthetic
+    source = chunked(flat, 50)  # 5 chunks: 4 cuts an epoch
+    cfg = SGDConfig(epochs=3, batch_size=16, k=3, engine=engine, **extra)
+    want, want_hist = train_sgd(cfg, source, TrainContext(N_FEATURES, GROUPS, progress=False))
+    dying = DyingWithin(tmp_path / "state.pt", n)
+    with pytest.raises(Crash):
+        train_sgd(cfg, source, TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=dying))
+    assert torch.load(dying.path, weights_only=False)["state"]["within"]["cut"]["done"] == 1 + (
+        n > 4
+    )
+    caplog.set_level(logging.INFO)
+    again = DyingWithin(tmp_path / "state.pt", None)  # saves at every cut, dies at none
+    got, got_hist = train_sgd(
+        cfg, source, TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=again)
+    )
+    assert f"resumed in epoch {1 + (n > 4)} after {1 + (n > 4)} of its chunks" in caplog.text
+    assert torch.equal(got.w, want.w) and torch.equal(got.v, want.v)
+    assert untimed(got_hist) == untimed(want_hist)
+
+
+def test_sgd_saves_within_an_epoch_only_at_chunk_ends(synthetic, tmp_path):
+    """Data in memory (one chunk) or padded batches: states after each epoch only."""
+    data, flat = synthetic
+    for i, source in enumerate((flat, data)):
+        ck = DyingWithin(tmp_path / f"state{i}.pt", None)
+        cfg = SGDConfig(epochs=2, batch_size=16, k=3)
+        train_sgd(cfg, source, TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=ck))
+        assert ck.within == 0
 
 
 def test_sgd_resume_on_a_batch_loader(ds, tmp_path):

@@ -186,9 +186,10 @@ def _run(
         raise ValueError("resume=true continues a one-process run; run it without torchrun")
     run_cfg = OmegaConf.to_container(cfg, resolve=True)
     # only rank 0 saves the train state (every rank holds the same model)
+    within = None if cfg.save_minutes is None else 60.0 * cfg.save_minutes
     train_state = (
         Resume(out / TRAIN_STATE, run_cfg, resume=cfg.resume, data_seconds=data_seconds,
-               peak_anon_mb=lambda: anon.peak_mb)
+               peak_anon_mb=lambda: anon.peak_mb, within_seconds=within)
         if world.main else None
     )  # fmt: skip
     hierarchy = training_hierarchy(data.extractor, getattr(model_cfg, "hierarchy", False))

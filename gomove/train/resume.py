@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 TRAIN_STATE_VERSION = 1
 TRAIN_STATE = "train_state.pt"  # in a run directory, for resume=true
-IGNORED = ("resume", "progress", "threads", "data.workers")
+IGNORED = ("resume", "progress", "threads", "data.workers", "save_minutes")
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,9 @@ class Resume:
     config: the run's config as a plain dict (compared on load).
     data_seconds, peak_anon_mb: this attempt's data time and its memory so far (a
     callable: gomove.memory.AnonPeak's reading), counted in ``spent``.
+    within_seconds: a trainer whose pass can stop at a chunk's end (FBT and LFR over
+    data read in chunks) saves there too once this long has passed since the last save
+    (``due``), so a kill loses minutes, not an epoch; None: after each epoch only.
     """
 
     path: Path
@@ -78,11 +81,17 @@ class Resume:
     resume: bool = False
     data_seconds: float | None = None
     peak_anon_mb: Callable[[], float | None] | None = None
+    within_seconds: float | None = None
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
         self.earlier = Spent()  # the attempts before this one (load sets it)
-        self._started = time.perf_counter()
+        self._started = self._saved = time.perf_counter()
+
+    def due(self) -> bool:
+        """Whether a save within a pass is due (``within_seconds`` since the last save)."""
+        w = self.within_seconds
+        return w is not None and time.perf_counter() - self._saved >= w
 
     def spent(self) -> Spent:
         """The run's cost so far: the earlier attempts' and this one's until now."""
@@ -129,6 +138,7 @@ class Resume:
         saved = {"version": TRAIN_STATE_VERSION, "config": self.config, "state": state,
                  "spent": asdict(self.spent())}  # fmt: skip
         atomic_write(self.path, lambda f: torch.save(saved, f))
+        self._saved = time.perf_counter()
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)

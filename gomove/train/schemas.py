@@ -519,3 +519,6 @@ class Config:
     threads: int | None = None  # torch threads (None: torch's default)
     checkpoint: str | None = None  # gomove evaluate checkpoint=PATH
     resume: bool = False  # continue from the run directory's train_state.pt (mm, fbt, lfr)
+    # fbt / lfr over data read in chunks: also save the train state at a chunk's end once
+    # this many minutes have passed since the last save (None: after each epoch only)
+    save_minutes: float | None = 10.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,22 @@ from gomove.train.schemas import SGDConfig, auto_batch_size
 
 # the gradient a run takes: the full softmax's, the sampled estimate of it, LFR's
 FULL, SAMPLED, LFR = "full", "sampled", "lfr"
+
+
+@dataclass(frozen=True)
+class PassCut:
+    """A pass over chunked data stopped at a chunk's end: its chunk order and how many of
+    them it has done (a train state saved within an epoch carries it)."""
+
+    chunks: np.ndarray
+    done: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chunks": self.chunks.tolist(), "done": self.done}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PassCut:
+        return cls(np.asarray(d["chunks"], dtype=np.int64), int(d["done"]))
 
 
 class FlatSGD(ABC):
@@ -42,23 +58,49 @@ class FlatSGD(ABC):
         self.sample_rng = np.random.default_rng([cfg.seed, 1])
         self.n_steps = 0
         self._l2: tuple[int, float] | None = None  # (n_steps, L2 term) of the last measure
+        self._cut: PassCut | None = None  # where the last batch yielded ended a chunk
+        self._continue: PassCut | None = None  # a pass to finish (continue_pass)
 
     def __iter__(self) -> Iterator[np.ndarray]:
         """An epoch's mini-batches: the positions in a random order; with the data read in
         chunks (data.chunk_positions), the chunks in a random order, each chunk's
         positions shuffled and cut into batches while the next chunk is prefetched
-        (gomove.data.chunks), so an epoch reads the data once, front to back by chunk."""
+        (gomove.data.chunks), so an epoch reads the data once, front to back by chunk.
+        After the last batch of a chunk but the pass's last, ``cut`` says where the pass
+        stands, and a pass continued from it (``continue_pass``) yields the batches the
+        whole pass would have yielded after it."""
         b = self.cfg.batch_size
+        self._cut = None
         if self.data.chunk_positions is None:
             order = self.order_rng.permutation(self.n_positions)
             for lo in range(0, len(order), b):
                 yield order[lo : lo + b]
             return
         bounds = chunk_bounds(self.n_positions, self.data.chunk_positions)
-        for lo, hi in in_chunks(self.data, self.order_rng.permutation(len(bounds) - 1)):
+        if self._continue is not None:
+            chunks, done = self._continue.chunks, self._continue.done
+            self._continue = None
+        else:
+            chunks, done = self.order_rng.permutation(len(bounds) - 1), 0
+        for i, (lo, hi) in enumerate(in_chunks(self.data, chunks[done:]), start=done + 1):
             order = lo + self.order_rng.permutation(hi - lo)
             for s in range(0, len(order), b):
+                ends_chunk = s + b >= len(order) and i < len(chunks)
+                self._cut = PassCut(chunks, i) if ends_chunk else None
                 yield order[s : s + b]
+        self._cut = None
+
+    def cut(self) -> PassCut | None:
+        """Where the pass stands when the batch just yielded ended a chunk (the order
+        generator then holds the next chunk's draws), else None."""
+        return self._cut
+
+    def continue_pass(self, cut: PassCut) -> None:
+        """Make the next iteration the rest of a pass saved at ``cut`` (load_state_dict
+        first: the order generator's state is the one saved with it)."""
+        if self.data.chunk_positions is None:
+            raise ValueError("a pass cut at a chunk's end continues on data read in chunks")
+        self._continue = cut
 
     def state_dict(self) -> dict[str, Any]:
         """What continues training besides the model's parameters: the optimizer's

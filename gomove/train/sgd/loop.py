@@ -54,6 +54,7 @@ from gomove.train.resume import Resume
 from gomove.train.schemas import MMConfig, SGDConfig, compiled_engine
 from gomove.train.sgd.compiled import CompiledSGD
 from gomove.train.sgd.distributed import DistributedSGD
+from gomove.train.sgd.flat_sgd import PassCut
 from gomove.train.sgd.padded import PaddedSGD
 from gomove.train.sgd.tensor import TorchSGD
 
@@ -191,9 +192,10 @@ def train_sgd(
     ctx.writer gets train/loss, train/log_likelihood, train/lr, val/top1,
     val/log_evidence and time/seconds_per_epoch. init: the saved model to start from
     (module docstring; by default cfg.init_checkpoint's, ``load_init``).
-    ctx.checkpoint: the train state is saved there after every epoch (row 0 included)
-    and, with its ``resume``, continued from: on the CPU the same model and history
-    (times apart) as an uninterrupted run, bit for bit. ctx.world: the ranks
+    ctx.checkpoint: the train state is saved there after every epoch (row 0 included),
+    and within an epoch at a chunk's end when its ``due`` (data read in chunks, the flat
+    engines: ``FlatSGD.cut``), and, with its ``resume``, continued from: on the CPU the
+    same model and history (times apart) as an uninterrupted run, bit for bit. ctx.world: the ranks
     (gomove.train.world), each holding its share of the positions in
     FlatData: every step's batch is spread over them, the gradient all-reduced.
     ctx.hierarchy (features.shapes=all): every pattern of a candidate's chain in its
@@ -255,11 +257,10 @@ def train_sgd(
 
     best = _BestEpoch(cfg.keep_best)
     if state is None:
-        t0, c0 = time.perf_counter(), time.process_time()
         sums = _Sums()
         for batch in steps:
             sums.add(*steps.measure(batch))
-        history = [sums.row(0, t0, c0, cfg.lr * lr_factor(cfg, 0))]
+        history = [sums.row(0, cfg.lr * lr_factor(cfg, 0))]
         _report(history[-1], effective(), validate, writer)
         best.see(history[-1], model)
         seen = 0  # positions trained on (the schedule's clock)
@@ -271,13 +272,20 @@ def train_sgd(
         np.random.set_state(state["numpy_rng"])
         history, seen = state["history"], state["seen"]
         best.load_state_dict(state.get("best"))
-        log.info("%s: resumed after epoch %d", cfg.name, history[-1]["iter"])
+        within = state.get("within")  # saved at a chunk's end, within the next epoch
+        if within is None:
+            log.info("%s: resumed after epoch %d", cfg.name, history[-1]["iter"])
+        else:
+            steps.continue_pass(PassCut.from_dict(within["cut"]))
+            log.info("%s: resumed in epoch %d after %d of its chunks", cfg.name,
+                     history[-1]["iter"] + 1, within["cut"]["done"])  # fmt: skip
 
     first = history[-1]["iter"] + 1
     bar = tqdm(range(first, cfg.epochs + 1), desc=cfg.name.upper(), disable=not ctx.progress)
     for epoch in bar:
-        t0, c0 = time.perf_counter(), time.process_time()
         sums = _Sums()
+        if state is not None and state.get("within") is not None and epoch == first:
+            sums.load_state_dict(state["within"]["sums"])
         for batch in steps:
             lr = cfg.lr * lr_factor(cfg, seen / n_positions)
             objective, log_lik, n = steps.step(batch, lr)
@@ -288,7 +296,11 @@ def train_sgd(
                 )
             sums.add(objective, log_lik, n)
             seen += n
-        row = sums.row(epoch, t0, c0, lr)
+            cut = steps.cut()
+            if cut is not None and checkpoint is not None and checkpoint.due():
+                within = {"cut": cut.to_dict(), "sums": sums.state_dict()}
+                _save(checkpoint, model, steps, history, seen, best, within)
+        row = sums.row(epoch, lr)
         history.append(row)
         _report(row, effective(), validate, writer)
         best.see(row, model)
@@ -308,10 +320,12 @@ def _save(
     history: list[dict[str, Any]],
     seen: int,
     best: _BestEpoch,
+    within: dict[str, Any] | None = None,
 ) -> None:
     """Save what the loop carries after an epoch: parameters, the engine's optimizer
     and generators, the global RNGs (seeded too), history, positions seen and the best
-    epoch so far (model.keep_best)."""
+    epoch so far (model.keep_best); within an epoch, at a chunk's end, also where the
+    pass stands and the epoch's sums so far (``within``)."""
     if checkpoint is None:
         return
     checkpoint.save(
@@ -323,6 +337,7 @@ def _save(
             "history": history,
             "seen": seen,
             "best": best.state_dict(),
+            "within": within,
         }
     )
 
@@ -369,27 +384,40 @@ class _BestEpoch:
 
 
 class _Sums:
-    """Position-weighted running means of one epoch's objective and log-likelihood."""
+    """Position-weighted running means of one pass's objective and log-likelihood, and
+    its wall and CPU time from when it was made (plus an earlier attempt's part)."""
 
     def __init__(self) -> None:
         self.objective = 0.0
         self.log_lik = 0.0
         self.n = 0
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
 
     def add(self, objective: float, log_lik: float, n: int) -> None:
         self.objective += objective * n
         self.log_lik += log_lik
         self.n += n
 
-    def row(self, it: int, t0: float, c0: float, lr: float) -> dict[str, Any]:
-        """The history row of an epoch that began at perf_counter t0, process_time c0."""
+    def state_dict(self) -> dict[str, Any]:
+        return {"objective": self.objective, "log_lik": self.log_lik, "n": self.n,
+                "seconds": time.perf_counter() - self.t0,
+                "cpu_seconds": time.process_time() - self.c0}  # fmt: skip
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue the sums saved within a pass (its time so far counted as spent)."""
+        self.objective, self.log_lik, self.n = state["objective"], state["log_lik"], state["n"]
+        self.t0 -= state["seconds"]
+        self.c0 -= state["cpu_seconds"]
+
+    def row(self, it: int, lr: float) -> dict[str, Any]:
+        """The history row of the pass."""
         n = max(self.n, 1)
         return {
             "iter": it,
             "loss": self.objective / n,
             "log_likelihood": self.log_lik / n,
-            "seconds": time.perf_counter() - t0,
-            "cpu_seconds": time.process_time() - c0,
+            "seconds": time.perf_counter() - self.t0,
+            "cpu_seconds": time.process_time() - self.c0,
             "lr": lr,
         }
 

@@ -56,6 +56,10 @@ class PaddedSGD:
     def __iter__(self):
         return iter(self.batches)
 
+    def cut(self) -> None:
+        """Padded batches are not cut within an epoch: their states are saved after one."""
+        return None
+
     def _teams(self, batch: Batch) -> Batch:
         batch = batch.to(self.device)
         return batch if self.hierarchy is None else expand_batch(batch, self.hierarchy)

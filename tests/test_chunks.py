@@ -3,8 +3,9 @@
 Invariants checked:
 - chunk_bounds covers every position once, in chunks of the size asked (one chunk
   for None, none for no positions);
-- in_chunks yields the chunks in the order asked, and the prefetched span of a
-  chunk of a dataset on disk holds every record bit of its candidates;
+- in_chunks yields the chunks in the order asked, each (the first too) asked for
+  before it is yielded, and the prefetched span of a chunk of a dataset on disk holds
+  every record bit of its candidates;
 - an SGD epoch over data read in chunks visits every position exactly once, each
   mini-batch inside one chunk, the chunks in a random order, the same for the same seed;
 - FBT trained on data read in chunks reaches the likelihood of unchunked training.
@@ -56,6 +57,20 @@ def test_in_chunks_order(flat):
     assert list(in_chunks(data)) == want
     got = list(in_chunks(data, [2, 0, 1]))
     assert got == [(100, 150), (0, 50), (50, 100)]
+
+
+def test_in_chunks_asks_for_every_chunk_before_it_is_worked_on(flat, monkeypatch):
+    """The first chunk included (an epoch's, or a resumed pass's first)."""
+    asked, seen = [], []
+
+    def ask(self, lo, hi):
+        asked.append((lo, hi))
+
+    monkeypatch.setattr(Prefetch, "ask", ask)
+    for lo_hi in in_chunks(chunked(flat, 50), [2, 0, 1]):
+        assert lo_hi in asked
+        seen.append(lo_hi)
+    assert asked == seen == [(100, 150), (0, 50), (50, 100)]
 
 
 def test_prefetch_span_holds_the_chunk(ds):

@@ -74,11 +74,13 @@ class Prefetch:
 def in_chunks(data: FlatData, order: Sequence[int] | None = None) -> Iterator[tuple[int, int]]:
     """(lo, hi) of every chunk of data (data.chunk_positions; one chunk for None), in
     order (chunk indices; by default in file order), the next one prefetched while the
-    caller works on the one yielded."""
+    caller works on the one yielded, the first asked for before it is yielded."""
     bounds = chunk_bounds(data.n_positions, data.chunk_positions)
     order = list(range(len(bounds) - 1)) if order is None else list(order)
     fetch = Prefetch(data)
     try:
+        if order:  # the first chunk too: read by its batches alone, it comes page by page
+            fetch.ask(int(bounds[order[0]]), int(bounds[order[0] + 1]))
         for i, k in enumerate(order):
             if i + 1 < len(order):
                 nxt = order[i + 1]

@@ -257,28 +257,27 @@ class DyingWithin(Resume):
 @pytest.mark.parametrize(
     "extra", [{}, {"sample": 3}, {"name": "lfr"}], ids=["full", "sampled", "lfr"]
 )
-@pytest.mark.parametrize("n", [1, 6])
+@pytest.mark.parametrize("n,epoch,done", [(1, 0, 1), (6, 1, 2), (11, 2, 3)])
 @pytest.mark.parametrize("engine", ["numba", "torch"])
-def test_sgd_resumes_within_an_epoch(synthetic, tmp_path, extra, n, engine, caplog):
-    """Data read in chunks: a state saved at a chunk's end within an epoch (the first
-    epoch's first, the second's second) continues to the uninterrupted run's model
-    and history bit for bit."""
+def test_sgd_resumes_within_an_epoch(synthetic, tmp_path, extra, n, epoch, done, engine, caplog):
+    """Data read in chunks: a state saved at a chunk's end within a pass (the start's
+    measuring pass, epoch 1, epoch 2) continues to the uninterrupted run's model and
+    history bit for bit."""
     _, flat = synthetic
-    source = chunked(flat, 50)  # 5 chunks: 4 cuts an epoch
+    source = chunked(flat, 50)  # 5 chunks: 4 cuts a pass
     cfg = SGDConfig(epochs=3, batch_size=16, k=3, engine=engine, **extra)
     want, want_hist = train_sgd(cfg, source, TrainContext(N_FEATURES, GROUPS, progress=False))
     dying = DyingWithin(tmp_path / "state.pt", n)
     with pytest.raises(Crash):
         train_sgd(cfg, source, TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=dying))
-    assert torch.load(dying.path, weights_only=False)["state"]["within"]["cut"]["done"] == 1 + (
-        n > 4
-    )
+    saved = torch.load(dying.path, weights_only=False)["state"]
+    assert saved["within"]["cut"]["done"] == done and len(saved["history"]) == epoch
     caplog.set_level(logging.INFO)
     again = DyingWithin(tmp_path / "state.pt", None)  # saves at every cut, dies at none
     got, got_hist = train_sgd(
         cfg, source, TrainContext(N_FEATURES, GROUPS, progress=False, checkpoint=again)
     )
-    assert f"resumed in epoch {1 + (n > 4)} after {1 + (n > 4)} of its chunks" in caplog.text
+    assert f"resumed in epoch {epoch} after {done} of its chunks" in caplog.text
     assert torch.equal(got.w, want.w) and torch.equal(got.v, want.v)
     assert untimed(got_hist) == untimed(want_hist)
 

@@ -193,9 +193,10 @@ def train_sgd(
     val/log_evidence and time/seconds_per_epoch. init: the saved model to start from
     (module docstring; by default cfg.init_checkpoint's, ``load_init``).
     ctx.checkpoint: the train state is saved there after every epoch (row 0 included),
-    and within an epoch at a chunk's end when its ``due`` (data read in chunks, the flat
-    engines: ``FlatSGD.cut``), and, with its ``resume``, continued from: on the CPU the
-    same model and history (times apart) as an uninterrupted run, bit for bit. ctx.world: the ranks
+    and within a pass (the start's measuring pass too) at a chunk's end when its ``due``
+    (data read in chunks, the flat engines: ``FlatSGD.cut``), and, with its ``resume``,
+    continued from: on the CPU the same model and history (times apart) as an
+    uninterrupted run, bit for bit. ctx.world: the ranks
     (gomove.train.world), each holding its share of the positions in
     FlatData: every step's batch is spread over them, the gradient all-reduced.
     ctx.hierarchy (features.shapes=all): every pattern of a candidate's chain in its
@@ -256,36 +257,55 @@ def train_sgd(
         return model if hierarchy is None else collapse(model, hierarchy)
 
     best = _BestEpoch(cfg.keep_best)
-    if state is None:
-        sums = _Sums()
-        for batch in steps:
-            sums.add(*steps.measure(batch))
-        history = [sums.row(0, cfg.lr * lr_factor(cfg, 0))]
-        _report(history[-1], effective(), validate, writer)
-        best.see(history[-1], model)
-        seen = 0  # positions trained on (the schedule's clock)
-        _save(checkpoint, model, steps, history, seen, best)
-    else:
+    history: list[dict[str, Any]] = []
+    seen = 0  # positions trained on (the schedule's clock)
+    within = None  # a pass saved at a chunk's end: the start's measuring pass or an epoch
+    if state is not None:
         model.load_saved(state["model"])
         steps.load_state_dict(state["steps"])
         torch.set_rng_state(state["torch_rng"])
         np.random.set_state(state["numpy_rng"])
         history, seen = state["history"], state["seen"]
         best.load_state_dict(state.get("best"))
-        within = state.get("within")  # saved at a chunk's end, within the next epoch
+        within = state.get("within")
+        done = history[-1]["iter"] if history else None
         if within is None:
-            log.info("%s: resumed after epoch %d", cfg.name, history[-1]["iter"])
+            log.info("%s: resumed after epoch %d", cfg.name, done)
         else:
             steps.continue_pass(PassCut.from_dict(within["cut"]))
             log.info("%s: resumed in epoch %d after %d of its chunks", cfg.name,
-                     history[-1]["iter"] + 1, within["cut"]["done"])  # fmt: skip
+                     0 if done is None else done + 1, within["cut"]["done"])  # fmt: skip
+
+    def pass_sums() -> _Sums:
+        """A new pass's sums, or those of the pass saved within (once)."""
+        nonlocal within
+        sums = _Sums()
+        if within is not None:
+            sums.load_state_dict(within["sums"])
+            within = None
+        return sums
+
+    def save_within(sums: _Sums) -> None:
+        """At a chunk's end, when a save is due: the state with where the pass stands."""
+        cut = steps.cut()
+        if cut is not None and checkpoint is not None and checkpoint.due():
+            at = {"cut": cut.to_dict(), "sums": sums.state_dict()}
+            _save(checkpoint, model, steps, history, seen, best, at)
+
+    if not history:  # the start, measured (row 0)
+        sums = pass_sums()
+        for batch in steps:
+            sums.add(*steps.measure(batch))
+            save_within(sums)
+        history.append(sums.row(0, cfg.lr * lr_factor(cfg, 0)))
+        _report(history[-1], effective(), validate, writer)
+        best.see(history[-1], model)
+        _save(checkpoint, model, steps, history, seen, best)
 
     first = history[-1]["iter"] + 1
     bar = tqdm(range(first, cfg.epochs + 1), desc=cfg.name.upper(), disable=not ctx.progress)
     for epoch in bar:
-        sums = _Sums()
-        if state is not None and state.get("within") is not None and epoch == first:
-            sums.load_state_dict(state["within"]["sums"])
+        sums = pass_sums()
         for batch in steps:
             lr = cfg.lr * lr_factor(cfg, seen / n_positions)
             objective, log_lik, n = steps.step(batch, lr)
@@ -296,10 +316,7 @@ def train_sgd(
                 )
             sums.add(objective, log_lik, n)
             seen += n
-            cut = steps.cut()
-            if cut is not None and checkpoint is not None and checkpoint.due():
-                within = {"cut": cut.to_dict(), "sums": sums.state_dict()}
-                _save(checkpoint, model, steps, history, seen, best, within)
+            save_within(sums)
         row = sums.row(epoch, lr)
         history.append(row)
         _report(row, effective(), validate, writer)

@@ -178,6 +178,28 @@ def chunked(flat, n):
     return out
 
 
+def test_mm_state_keeps_a_trail_only_for_an_engine_with_a_cache(synthetic, tmp_path):
+    """The stream over data read in chunks caches nothing: its states hold no trail
+    of updates (they would grow by the gammas of every update), and a state of an
+    older gomove that holds one resumes alike; the in-memory engine's trail is kept."""
+    _, flat = synthetic
+    cfg = MMConfig(max_iters=4, tol=0.0)
+    want, _ = train_mm(cfg, chunked(flat, 30), TrainContext(N_FEATURES, GROUPS, progress=False))
+    for source, trail in ((lambda: NumbaMM(flat), True), (lambda: chunked(flat, 30), False)):
+        ck = Resume(tmp_path / f"{trail}.pt", {"run": 1}, resume=True)
+        with pytest.raises(Crash):
+            ctx = TrainContext(N_FEATURES, GROUPS, validate=crashing(2), checkpoint=ck)
+            train_mm(cfg, source(), replace(ctx, progress=False))
+        saved = torch.load(ck.path, weights_only=False)
+        assert bool(saved["state"]["trail"]) == trail
+    # an older state of the stream, with a trail that does not lead to its gammas: unused
+    saved["state"]["trail"] = [(0, saved["state"]["log_gamma"][1:6] + 1.0)]
+    torch.save(saved, ck.path)
+    got, _ = train_mm(cfg, chunked(flat, 30), TrainContext(N_FEATURES, GROUPS, progress=False,
+                                                            checkpoint=ck))  # fmt: skip
+    assert torch.equal(got.log_gamma, want.log_gamma)
+
+
 @pytest.mark.parametrize("crash_in", ["warm", "main"])
 def test_mm_warm_start_resumes(synthetic, tmp_path, monkeypatch, crash_in):
     """MM over data read in chunks, warm-started on the first 100 positions: a run

@@ -32,6 +32,10 @@ class CachedMM(MMPasses):
         ]
         self._seen: np.ndarray | None = None  # log_gamma the cached strengths reflect
 
+    @property
+    def caches(self) -> bool:
+        return True
+
     def _table(self, log_gamma: np.ndarray, g: int) -> np.ndarray:
         """log-gamma by level of group g, level 0 (absent) -> 0."""
         o, s = self.offsets[g], self.sizes[g]

@@ -49,5 +49,9 @@ class ChainPasses(MMPasses):
         denom = h.sum_up(st.denom * np.exp(phi)) * np.exp(-log_gamma)
         return PassStats(wins, denom, st.log_likelihood, st.n_positions)
 
+    @property
+    def caches(self) -> bool:
+        return self.inner.caches
+
     def advance(self, log_gamma: np.ndarray) -> None:
         self.inner.advance(self.hierarchy.sum_down(log_gamma))

@@ -36,6 +36,10 @@ class DistributedMM(MMPasses):
         out = flat.numpy()
         return PassStats(out[:f], out[f : 2 * f], float(out[-2]), self.n_positions)
 
+    @property
+    def caches(self) -> bool:
+        return self.local.caches
+
     def advance(self, log_gamma: np.ndarray) -> None:
         self.local.advance(log_gamma)
 

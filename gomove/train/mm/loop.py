@@ -41,10 +41,12 @@ Terms:
 - train state: saved after every iteration to a ``checkpoint`` (anything with
   ``load() -> dict | None`` and ``save(dict)``, gomove.train.resume.Resume):
   the log-gammas, the statistics of the next update, the gains, the history
-  and the trail of updates (each update's group and new log-gammas,
-  iterations x F floats in all), which a resumed run replays into the engine
-  (``MMPasses.advance``) so that its cached team strengths, products in
-  update order, hold the same bits as in an uninterrupted run.
+  and, for an engine with a cache (``MMPasses.caches``), the trail of updates
+  (each update's group and new log-gammas, iterations x F floats in all), which a
+  resumed run replays into the engine (``MMPasses.advance``) so that its cached
+  team strengths, products in update order, hold the same bits as in an
+  uninterrupted run. An engine without a cache (the stream over data read in
+  chunks) needs no trail: its states stay the size of a few F floats.
 """
 
 from __future__ import annotations
@@ -80,6 +82,12 @@ class MMPasses(ABC):
     """An MM engine: passes over one fixed set of training positions."""
 
     n_positions: int
+
+    @property
+    def caches(self) -> bool:
+        """Whether ``advance`` has a cache to bring along (a resumed run then replays
+        the trail of updates into it); False for an engine that keeps none."""
+        return False
 
     @abstractmethod
     def collect(self, log_gamma: np.ndarray, columns: Sequence[int]) -> PassStats:
@@ -328,7 +336,8 @@ def fit_gammas(
             inner.set_postfix(group=groups[g][0])
             bounds[g] = mm_bound(log_gamma, stats.wins, stats.denom, offset, size, a) / n
             log_gamma = mm_update(log_gamma, stats.wins, stats.denom, offset, size, a)
-            trail.append((g, log_gamma[offset : offset + size].copy()))
+            if passes.caches:
+                trail.append((g, log_gamma[offset : offset + size].copy()))
             # the next pass gathers what the next update needs and measures this one
             if greedy:
                 nxt = _choose(bounds, active)
@@ -403,10 +412,14 @@ def _replay(
     trail: list[tuple[int, np.ndarray]],
 ) -> np.ndarray:
     """The saved log-gammas, reached by replaying the trail from start into the engine
-    (its cache then holds the same bits as ``_save`` left it); trail gets the saved one."""
+    (its cache then holds the same bits as ``_save`` left it); trail gets the saved one.
+    An engine without a cache takes the saved log-gammas as they are (any trail an
+    older state holds unused)."""
     saved_start = state.get("start")
     if saved_start is not None and not np.array_equal(np.asarray(saved_start), start):
         raise ValueError("train state: saved from another start of the gammas")
+    if not passes.caches:
+        return np.asarray(state["log_gamma"], dtype=np.float64).copy()
     log_gamma = start.copy()
     passes.advance(log_gamma.copy())
     for g, values in state["trail"]:

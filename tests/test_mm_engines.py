@@ -17,6 +17,7 @@ Invariants checked:
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 
 import numpy as np
@@ -263,9 +264,10 @@ def test_cuda_mm_equals_numba(ds):
     assert hb[-1]["log_likelihood"] == pytest.approx(ha[-1]["log_likelihood"], rel=1e-9)
 
 
-def test_warm_start_reaches_the_same_fixed_point(ds):
+def test_warm_start_reaches_the_same_fixed_point(ds, caplog):
     """Data read in chunks (the streaming engine) with a warm start on its first third:
-    the stage is recorded, and MM converges to the maximum of a cold start."""
+    the stage is recorded (each iteration logged), and MM converges to the maximum of a
+    cold start."""
     reg = ds.registry
     ctx = TrainContext(reg.n_features, groups_of(reg), "cpu", progress=False)
     cold, cold_hist = train_mm(MMConfig(max_iters=300, tol=1e-7), ds.flat(), ctx)
@@ -273,8 +275,11 @@ def test_warm_start_reaches_the_same_fixed_point(ds):
     flat.chunk_positions = 37
     third = flat.n_positions // 3
     cfg = MMConfig(max_iters=300, tol=1e-7, warm_positions=third)
+    caplog.set_level(logging.INFO, logger="gomove.train.mm.fit")
     warm, hist = train_mm(cfg, flat, ctx)
     assert hist[0]["warm"]["positions"] == third and hist[0]["warm"]["iterations"] > 0
+    logged = [r for r in caplog.messages if r.startswith("MM warm start: iter ")]
+    assert len(logged) == hist[0]["warm"]["iterations"] + 1  # row 0 too
     # the same maximum of the log-posterior; gammas along its flat directions converge slowly
     assert hist[-1]["log_posterior"] == pytest.approx(cold_hist[-1]["log_posterior"], rel=1e-7)
     torch.testing.assert_close(warm.log_gamma, cold.log_gamma, rtol=0, atol=0.1)

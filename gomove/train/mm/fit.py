@@ -108,6 +108,12 @@ def _engine(
     return passes if ctx.hierarchy is None else ChainPasses(passes, ctx.hierarchy)
 
 
+def _log_warm(row: dict[str, Any], _log_gamma: np.ndarray) -> None:
+    """A warm start's iteration in the log (it can take many minutes; not validated)."""
+    log.info("MM warm start: iter %d  log-lik %.5f  log-post %.5f  %.2fs", row["iter"],
+             row["log_likelihood"], row["log_posterior"], row["seconds"])  # fmt: skip
+
+
 def _warm_start(
     cfg: MMConfig, data: FlatData, ctx: TrainContext, stages: Stages
 ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -125,7 +131,7 @@ def _warm_start(
     groups = ctx.groups if ctx.hierarchy is None else list(ctx.hierarchy.groups)
     log.info("MM: a warm start on the first %d positions, in memory", head.n_positions)
     log_gamma, rows = fit_gammas(
-        passes, ctx.n_features, groups, cfg, progress=ctx.progress,
+        passes, ctx.n_features, groups, cfg, _log_warm, progress=ctx.progress,
         checkpoint=stages.stage("warm"),
     )  # fmt: skip
     summary = {

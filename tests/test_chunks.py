@@ -96,6 +96,25 @@ def epoch(data, seed=0):
     return [b.copy() for b in steps]
 
 
+@pytest.mark.parametrize("chunk", [None, 50])
+def test_n_batches_counts_what_a_pass_yields(flat, chunk):
+    """The progress bar's total: a whole pass's batches, or the rest of a continued one."""
+    model = FactorizationBT(N_FEATURES, 2, 0.1, generator=torch.Generator().manual_seed(0))
+    steps = CompiledSGD(model, chunked(flat, chunk), SGDConfig(k=2, batch_size=16))
+    assert steps.n_batches() == sum(1 for _ in steps)
+    if chunk is None:
+        return
+    yielded = 0
+    for _ in steps:  # stop at the second cut
+        yielded += 1
+        cut = steps.cut()
+        if cut is not None and cut.done == 2:
+            break
+    steps.continue_pass(cut)
+    rest = len(epoch(chunked(flat, 50))) - yielded
+    assert steps.n_batches() == sum(1 for _ in steps) == rest
+
+
 def test_chunked_epoch_visits_every_position_once(flat):
     data = chunked(flat, 50)
     batches = epoch(data)

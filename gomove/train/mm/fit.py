@@ -131,7 +131,7 @@ def _warm_start(
     groups = ctx.groups if ctx.hierarchy is None else list(ctx.hierarchy.groups)
     log.info("MM: a warm start on the first %d positions, in memory", head.n_positions)
     log_gamma, rows = fit_gammas(
-        passes, ctx.n_features, groups, cfg, _log_warm, progress=ctx.progress,
+        passes, ctx.n_features, groups, cfg, report=_log_warm, progress=ctx.progress,
         checkpoint=stages.stage("warm"),
     )  # fmt: skip
     summary = {

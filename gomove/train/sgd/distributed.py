@@ -46,6 +46,9 @@ class DistributedSGD(CompiledSGD):
         self.n_total = int(total)
         self.steps_per_epoch = max(1, -(-self.n_total // cfg.batch_size))
 
+    def n_batches(self) -> int:
+        return self.steps_per_epoch
+
     def __iter__(self) -> Iterator[np.ndarray]:
         order = self.order_rng.permutation(self.data.n_positions)
         yield from np.array_split(order, self.steps_per_epoch)

@@ -90,6 +90,15 @@ class FlatSGD(ABC):
                 yield order[s : s + b]
         self._cut = None
 
+    def n_batches(self) -> int:
+        """The mini-batches the next pass yields (a progress bar's total): a whole pass's,
+        or the rest of one continued (``continue_pass``)."""
+        b = self.cfg.batch_size
+        sizes = np.diff(chunk_bounds(self.n_positions, self.data.chunk_positions))
+        if self._continue is not None:
+            sizes = sizes[self._continue.chunks[self._continue.done :]]
+        return int((-(-sizes // b)).sum())
+
     def cut(self) -> PassCut | None:
         """Where the pass stands when the batch just yielded ended a chunk (the order
         generator then holds the next chunk's draws), else None."""

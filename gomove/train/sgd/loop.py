@@ -292,9 +292,14 @@ def train_sgd(
             at = {"cut": cut.to_dict(), "sums": sums.state_dict()}
             _save(checkpoint, model, steps, history, seen, best, at)
 
+    def batches(desc: str):
+        """A pass's batches under a progress bar (an epoch can take an hour)."""
+        return tqdm(steps, desc=desc, total=steps.n_batches(), leave=False,
+                    disable=not ctx.progress)  # fmt: skip
+
     if not history:  # the start, measured (row 0)
         sums = pass_sums()
-        for batch in steps:
+        for batch in batches("measuring the start"):
             sums.add(*steps.measure(batch))
             save_within(sums)
         history.append(sums.row(0, cfg.lr * lr_factor(cfg, 0)))
@@ -306,7 +311,7 @@ def train_sgd(
     bar = tqdm(range(first, cfg.epochs + 1), desc=cfg.name.upper(), disable=not ctx.progress)
     for epoch in bar:
         sums = pass_sums()
-        for batch in steps:
+        for batch in batches(f"epoch {epoch}"):
             lr = cfg.lr * lr_factor(cfg, seen / n_positions)
             objective, log_lik, n = steps.step(batch, lr)
             if not math.isfinite(objective):

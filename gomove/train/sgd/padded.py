@@ -56,6 +56,10 @@ class PaddedSGD:
     def __iter__(self):
         return iter(self.batches)
 
+    def n_batches(self) -> int | None:
+        """A list of batches' count; a loader's is not known ahead."""
+        return len(self.batches.batches) if hasattr(self.batches, "batches") else None
+
     def cut(self) -> None:
         """Padded batches are not cut within an epoch: their states are saved after one."""
         return None

@@ -13,7 +13,8 @@ Invariants checked:
 - a train state saved under another config is refused, naming the key;
   IGNORED keys may differ; resume=true without a state starts fresh;
 - a training subprocess killed by SIGKILL mid-run and rerun with
-  resume=true gives the uninterrupted run's model exactly (mm and fbt);
+  resume=true gives the uninterrupted run's model exactly (mm and fbt; fbt over data
+  read in chunks killed within an epoch, save_minutes=0);
 - a harvest stopped after some chunks replays only the games of the others
   and gives the same pattern table as one uninterrupted harvest.
 """
@@ -366,9 +367,10 @@ def test_resume_without_state_starts_fresh(tmp_path, caplog):
 # --- a real kill -------------------------------------------------------------------
 
 
-def kill_mid_run(overrides: list[str], run_dir: Path, min_updates: int = 2) -> int:
+def kill_mid_run(overrides: list[str], run_dir: Path, min_updates: int = 2, until=None):
     """Start gomove.cli.train, SIGKILL it once its train state has been replaced
-    min_updates times after appearing; returns the saved iteration."""
+    min_updates times after appearing and (``until``, of the state: checked with the
+    process stopped, SIGSTOP) is what the test needs; returns the last saved state."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "gomove.cli.train", *overrides, f"hydra.run.dir={run_dir}"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -376,10 +378,16 @@ def kill_mid_run(overrides: list[str], run_dir: Path, min_updates: int = 2) -> i
     seen: set[int] = set()
     deadline = time.monotonic() + 60
     try:
-        while len(seen) <= min_updates and proc.poll() is None:
+        while proc.poll() is None:
             assert time.monotonic() < deadline, "the training subprocess made no progress"
-            if state.exists():
+            if state.exists() and state.stat().st_mtime_ns not in seen:
                 seen.add(state.stat().st_mtime_ns)
+                if len(seen) > min_updates:
+                    os.kill(proc.pid, signal.SIGSTOP)  # the state file stays as it is
+                    saved = torch.load(state, weights_only=False)["state"]
+                    if until is None or until(saved):
+                        break
+                    os.kill(proc.pid, signal.SIGCONT)
             time.sleep(0.005)
         assert proc.poll() is None, "the run finished before it could be killed: make it longer"
         os.kill(proc.pid, signal.SIGKILL)
@@ -388,23 +396,38 @@ def kill_mid_run(overrides: list[str], run_dir: Path, min_updates: int = 2) -> i
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
     assert not (run_dir / "model.pt").exists()
-    return torch.load(state, weights_only=False)["state"]["history"][-1]["iter"]
+    return torch.load(state, weights_only=False)["state"]
 
 
 @pytest.mark.parametrize(
-    "model",
+    "model,within",
     [
-        ["model.max_iters=40", "model.tol=0"],
-        ["model=fbt", "k=4", "model.epochs=30", "model.batch_size=8"],
-    ],
-    ids=["mm", "fbt"],
+        (["model.max_iters=40", "model.tol=0"], False),
+        (["model=fbt", "k=4", "model.epochs=30", "model.batch_size=8"], False),
+        # read in chunks, saved at every chunk's end: killed within an epoch
+        (
+            [
+                "model=fbt",
+                "k=4",
+                "model.epochs=6",
+                "model.batch_size=8",
+                "data.chunk_positions=60",
+                "save_minutes=0",
+            ],
+            True,
+        ),
+    ],  # fmt: skip
+    ids=["mm", "fbt", "fbt-within"],
 )
-def test_killed_run_resumes_to_the_same_model(games, tmp_path, model):
+def test_killed_run_resumes_to_the_same_model(games, tmp_path, model, within):
     overrides = [*tiny_overrides(games, tmp_path), *model]
     want = run(cfg_of(overrides), tmp_path / "whole")  # also fills the data cache
     killed = tmp_path / "killed"
-    stopped = kill_mid_run(overrides, killed)
+    until = (lambda s: s["within"] is not None and len(s["history"]) > 1) if within else None
+    state = kill_mid_run(overrides, killed, until=until)
+    stopped = state["history"][-1]["iter"]
     assert 0 <= stopped < want["iterations"]
+    assert (state.get("within") is not None) == within
     got = run(cfg_of([*overrides, "resume=true"]), killed)
     a = load_checkpoint(tmp_path / "whole" / "model.pt")
     b = load_checkpoint(killed / "model.pt")

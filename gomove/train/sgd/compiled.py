@@ -216,8 +216,7 @@ def _shape_field(data: FlatData, hierarchy: Hierarchy | None) -> tuple[np.ndarra
     hierarchy's chains run through); an unused stand-in without a hierarchy."""
     if hierarchy is None:
         return np.zeros(4, np.int64), 0
-    for offs, fields in ((data.offs8, data.narrow_read), (data.offsw, data.wide_read)):
-        hit = np.flatnonzero(np.asarray(offs) == hierarchy.lo)
-        if len(hit):
-            return np.ascontiguousarray(fields[hit[0]], dtype=np.int64), int(hierarchy.lo)
-    raise ValueError("the pattern hierarchy's shape group is not in the training data")
+    if hierarchy.lo not in data.offsets:
+        raise ValueError("the pattern hierarchy's shape group is not in the training data")
+    _, field = data.field(data.offsets.index(hierarchy.lo))
+    return np.ascontiguousarray(field, dtype=np.int64), int(hierarchy.lo)

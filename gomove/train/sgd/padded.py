@@ -58,7 +58,8 @@ class PaddedSGD:
 
     def n_batches(self) -> int | None:
         """A list of batches' count; a loader's is not known ahead."""
-        return len(self.batches.batches) if hasattr(self.batches, "batches") else None
+        b = self.batches
+        return None if isinstance(b, BatchLoader) else len(b.batches)
 
     def cut(self) -> None:
         """Padded batches are not cut within an epoch: their states are saved after one."""

@@ -19,6 +19,7 @@ Invariants checked:
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import shutil
@@ -226,6 +227,31 @@ def test_flipped_byte_is_found_and_rebuilt(dataset, games_dir, tmp_path, caplog)
     with pytest.raises(CorruptCache, match="winner.bin: 0 bytes"):
         Dataset.open(again.path)
 
+
+
+def test_datasets_share_the_extractors_registry(dataset, games_dir, tmp_path, caplog):
+    """A dataset built or reused for an extractor holds the extractor's registry
+    object (its shape names once in memory, not once per train, validation and
+    test set), and its meta no registry; one whose recorded features differ from
+    the extractor's is rebuilt, said in a warning."""
+    ds, ex = dataset
+    first = build(games_dir, ex, tmp_path)
+    assert first.registry is ex.registry and "registry" not in first.meta
+    again = build(games_dir, ex, tmp_path)  # reused from the cache
+    assert again.registry is ex.registry and "registry" not in again.meta
+    alone = Dataset.open(first.path)  # no extractor: its own, equal
+    assert alone.registry == ex.registry and alone.registry is not ex.registry
+    meta_path = first.path / "dataset.json"
+    meta = json.loads(meta_path.read_text())
+    meta["registry"]["groups"][-1]["levels"][-1] += "x"
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(CorruptCache, match="features differ"):
+        Dataset.open(first.path, registry=ex.registry)
+    with caplog.at_level(logging.WARNING):
+        rebuilt = build(games_dir, ex, tmp_path)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "features differ" in warned[0] and "rebuilding" in warned[0]
+    assert files_of(rebuilt) == files_of(ds)
 
 CHILD = """
 import sys

@@ -22,6 +22,7 @@ from gomove.data.harvest import (
     STONE_WORDS,
     _bloom_seen,
     _dump,
+    count_arrays,
     count_sightings,
     harvest,
 )
@@ -165,6 +166,22 @@ def test_count_sightings_small_filter_overcounts_by_at_most_one():
     assert all(want[h] <= n <= want[h] + 1 for h, (n, _) in got.items())
     assert any(n == want[h] + 1 for h, (n, _) in got.items())
 
+
+
+@pytest.mark.parametrize("min_count", [0, 2, 3, 5, 1000])
+def test_count_arrays_keeps_min_count_as_a_filter_of_all(min_count):
+    """count_arrays(counts, min_count) (the kept patterns dumped alone, so the
+    harvest's memory is the dict's, not the dict's again as arrays) is every
+    pattern's arrays filtered by count >= min_count, in the same order."""
+    counts = new_counts()
+    count(key_stream(0), np.zeros(1 << 16, np.uint64), 4, counts)
+    keys, n, rad = count_arrays(counts)
+    keep = n >= min_count
+    got = count_arrays(counts, min_count)
+    if min_count in (3, 5):  # the filter's entries are all seen twice: these cut
+        assert 0 < len(got[0]) < len(keys)
+    for a, b in zip(got, (keys[keep], n[keep], rad[keep]), strict=True):
+        np.testing.assert_array_equal(a, b)
 
 # --- harvest -----------------------------------------------------------------------
 

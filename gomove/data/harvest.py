@@ -108,14 +108,23 @@ def count_sightings(
 
 
 @njit(cache=True)
-def _dump(counts) -> tuple[np.ndarray, np.ndarray]:
-    keys = np.empty(len(counts), dtype=np.uint64)
-    vals = np.empty(len(counts), dtype=np.int64)
+def _dump(counts, min_count: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of counts seen at least min_count times, as (keys, packed values):
+    counted first, so only the kept ones take arrays (on the large split's 147,329
+    games the dict holds tens of millions of patterns, and 4.9 million are kept)."""
+    least = min_count << RADIUS_BITS
+    n = 0
+    for v in counts.values():
+        if v >= least:
+            n += 1
+    keys = np.empty(n, dtype=np.uint64)
+    vals = np.empty(n, dtype=np.int64)
     i = 0
     for k, v in counts.items():
-        keys[i] = k
-        vals[i] = v
-        i += 1
+        if v >= least:
+            keys[i] = k
+            vals[i] = v
+            i += 1
     return keys, vals
 
 
@@ -217,9 +226,7 @@ def harvest(
     docstring); it must belong to these games and cfg alone (the caller keys it).
     """
     counts, stones, t = count_patterns(games, cfg, workers, progress, total, parts=parts)
-    keys, count, rad_idx = count_arrays(counts)
-    keep = count >= cfg.min_count
-    keys, count, rad_idx = keys[keep], count[keep], rad_idx[keep]
+    keys, count, rad_idx = count_arrays(counts, cfg.min_count)
     return table_of(keys, count, rad_idx, stone_states(stones, t, keys, rad_idx), t, cfg)
 
 
@@ -272,10 +279,11 @@ def count_patterns(
     return counts, stones, t
 
 
-def count_arrays(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The counts dict as arrays: hashes uint64[K], counts int64[K] and the index of
-    each pattern's radius in the templates int64[K]."""
-    keys, packed = _dump(counts)
+def count_arrays(counts, min_count: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The counts dict's patterns seen at least min_count times as arrays: hashes
+    uint64[K], counts int64[K] and the index of each pattern's radius in the
+    templates int64[K], in the dict's order."""
+    keys, packed = _dump(counts, min_count)
     return keys, packed >> RADIUS_BITS, packed & ((1 << RADIUS_BITS) - 1)
 
 

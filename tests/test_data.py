@@ -228,7 +228,6 @@ def test_flipped_byte_is_found_and_rebuilt(dataset, games_dir, tmp_path, caplog)
         Dataset.open(again.path)
 
 
-
 def test_datasets_share_the_extractors_registry(dataset, games_dir, tmp_path, caplog):
     """A dataset built or reused for an extractor holds the extractor's registry
     object (its shape names once in memory, not once per train, validation and
@@ -252,6 +251,7 @@ def test_datasets_share_the_extractors_registry(dataset, games_dir, tmp_path, ca
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warned) == 1 and "features differ" in warned[0] and "rebuilding" in warned[0]
     assert files_of(rebuilt) == files_of(ds)
+
 
 CHILD = """
 import sys

@@ -167,7 +167,6 @@ def test_count_sightings_small_filter_overcounts_by_at_most_one():
     assert any(n == want[h] + 1 for h, (n, _) in got.items())
 
 
-
 @pytest.mark.parametrize("min_count", [0, 2, 3, 5, 1000])
 def test_count_arrays_keeps_min_count_as_a_filter_of_all(min_count):
     """count_arrays(counts, min_count) (the kept patterns dumped alone, so the
@@ -182,6 +181,7 @@ def test_count_arrays_keeps_min_count_as_a_filter_of_all(min_count):
         assert 0 < len(got[0]) < len(keys)
     for a, b in zip(got, (keys[keep], n[keep], rad[keep]), strict=True):
         np.testing.assert_array_equal(a, b)
+
 
 # --- harvest -----------------------------------------------------------------------
 

@@ -23,13 +23,22 @@ from functools import partial
 import numpy as np
 import pytest
 import torch
+from numba import get_num_threads
 from synthetic import flat_of, make_data, make_groups, random_log_gamma
 
 from gomove.data.loader import BatchLoader
 from gomove.train.context import TrainContext
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.fit import train_mm
-from gomove.train.mm.kernels import Change, Group, Positions, Strengths, dense_scale, mm_pass
+from gomove.train.mm.kernels import (
+    Change,
+    Group,
+    Positions,
+    Strengths,
+    dense_scale,
+    mm_pass,
+    parts_wave,
+)
 from gomove.train.mm.padded import collect_stats
 from gomove.train.mm.stream import StreamMM
 from gomove.train.mm.tensor import TorchMM
@@ -98,6 +107,45 @@ def test_chunks_capped(ds):
     assert b.log_likelihood == pytest.approx(a.log_likelihood, rel=1e-12)
     torch.testing.assert_close(b.denom, a.denom, rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(b.wins, a.wins)
+
+
+def test_waves_of_chunks_give_the_same_bits(ds):
+    """A pass whose chunks' partial sums would take more than part_bytes runs them
+    in waves (kernels.parts_wave): the same additions in the same order, so the same
+    statistics bit for bit, dense and sparse groups, and the same model after MM."""
+    flat = ds.flat()
+    reg = ds.registry
+    whole = NumbaMM(flat, chunk_positions=7, team_dtype="float64")
+    waves = NumbaMM(flat, chunk_positions=7, team_dtype="float64", part_bytes=1)
+    n_chunks = len(whole.chunk_pos) - 1
+    assert n_chunks > 2 * get_num_threads() and whole.sparse
+    assert whole._wave(1000) == n_chunks and waves._wave(1000) == get_num_threads()
+    g = torch.Generator().manual_seed(2)
+    lg = torch.randn(reg.n_features, generator=g, dtype=torch.float64).numpy()
+    lg[0] = 0
+    cols = tuple(range(len(reg.groups)))
+    for engine in (whole, waves):
+        engine.advance(lg)  # sums e kept: the sparse groups' own passes
+    a, b = whole.collect(lg, cols), waves.collect(lg, cols)
+    assert a.log_likelihood == b.log_likelihood
+    assert np.array_equal(a.wins, b.wins) and np.array_equal(a.denom, b.denom)
+    cfg = MMConfig(max_iters=3, tol=0.0)
+    ctx = TrainContext(reg.n_features, groups_of(reg), "cpu", progress=False)
+    m1, h1 = train_mm(cfg, NumbaMM(flat, chunk_positions=7), ctx)
+    m2, h2 = train_mm(cfg, NumbaMM(flat, chunk_positions=7, part_bytes=1), ctx)
+    assert torch.equal(m1.log_gamma, m2.log_gamma)
+    assert [r["log_posterior"] for r in h1] == [r["log_posterior"] for r in h2]
+
+
+def test_parts_wave():
+    """All the chunks where their sums fit, else as many as fit, never fewer than the
+    threads nor more than the chunks; small groups count their lanes."""
+    t = get_num_threads()
+    assert parts_wave(32, 10**5, 1 << 30) == 32
+    assert parts_wave(32, 4_888_022, 256 << 20) == max(t, 6)
+    assert parts_wave(32, 4_888_022, 1) == min(32, t)
+    assert parts_wave(3, 10**9, 1) == min(3, t)
+    assert parts_wave(32, 100, 8 * 100 * 10) == max(t, 2)  # 4 lanes of 100 levels
 
 
 @pytest.mark.parametrize("engine", list(ENGINES))
@@ -202,9 +250,9 @@ def test_fused_pass_is_scale_then_pass():
     a, e_a = team.copy(), np.zeros(flat.n_positions)
     dense_scale(Strengths(a, e_a), pos, scale_lev, factor)
     unchanged = Change(lev, np.ones(1), False)
-    want = mm_pass(Strengths(a, np.zeros(0)), pos, lev, sizes[1] + 1, unchanged)
+    want = mm_pass(Strengths(a, np.zeros(0)), pos, lev, sizes[1] + 1, unchanged, 3)
     b, e_b = team.copy(), np.zeros(flat.n_positions)
-    got = mm_pass(Strengths(b, e_b), pos, lev, sizes[1] + 1, Change(scale_lev, factor, True))
+    got = mm_pass(Strengths(b, e_b), pos, lev, sizes[1] + 1, Change(scale_lev, factor, True), 3)
     assert np.array_equal(a, b) and got[0] == want[0] and np.array_equal(got[1], want[1])
     assert np.array_equal(e_a, e_b)
 

@@ -35,6 +35,7 @@ import numpy as np
 from gomove.data.flat import FlatData
 from gomove.train.mm.cached import CachedMM
 from gomove.train.mm.kernels import (
+    PART_BYTES,
     Change,
     Entries,
     Group,
@@ -44,6 +45,7 @@ from gomove.train.mm.kernels import (
     dense_scale,
     fill_entries,
     mm_pass,
+    parts_wave,
     sparse_pass,
     sparse_scale,
 )
@@ -69,8 +71,10 @@ class NumbaMM(CachedMM):
         team_dtype: str = "float32",
         max_chunks: int = 32,
         sparse_density: float = 0.05,
+        part_bytes: int = PART_BYTES,
     ) -> None:
         super().__init__(data)
+        self.part_bytes = part_bytes  # the chunks' partial sums held at once (parts_wave)
         p = data.n_positions
         # positions split into chunks summed in parallel, each in a fixed order; each
         # chunk holds partial sums for every level of a group (mm_pass), so their number
@@ -102,6 +106,9 @@ class NumbaMM(CachedMM):
 
     def _positions(self) -> Positions:
         return Positions(self.data.pos_start, self.win_flat, self.chunk_pos)
+
+    def _wave(self, n_levels: int) -> int:
+        return parts_wave(len(self.chunk_pos) - 1, n_levels, self.part_bytes)
 
     def _group(self, g: int) -> Group:
         return Group(*self.data.field(g))
@@ -143,13 +150,15 @@ class NumbaMM(CachedMM):
         for g in columns or [0]:
             o, s = self.offsets[g], self.sizes[g]
             if g in self.sparse and self.e_valid:
-                ll, part = sparse_pass(strengths, pos, self.sparse[g], self._group(g), s + 1)
+                ll, part = sparse_pass(
+                    strengths, pos, self.sparse[g], self._group(g), s + 1, self._wave(s + 1)
+                )  # fmt: skip
             else:
                 # without a change to apply, the change only needs the right types
                 change = Change(self._group(g), np.ones(1), False)
                 if fused is not None:
                     change = Change(self._group(fused[0]), np.exp(fused[1]), True)
-                ll, part = mm_pass(strengths, pos, self._group(g), s + 1, change)
+                ll, part = mm_pass(strengths, pos, self._group(g), s + 1, change, self._wave(s + 1))
                 self.e_valid |= fused is not None
                 fused = None
             log_lik = ll if log_lik is None else log_lik

@@ -3,8 +3,12 @@
 Team strengths are kept as products of gammas (``team[c]``, float32 or float64),
 not logs: an update of one group multiplies each candidate by that group's gamma
 ratio, and a pass needs no exp at all. Sums are float64. Positions are split into
-chunks handled in parallel, each with its own partial sums, added up at the end in
-a fixed order. A group's levels are read by gomove.data.fields.field_level.
+chunks handled in parallel, each with its own partial sums, added up in a fixed
+order (chunk by chunk). Where the partial sums of every chunk at once would take
+much memory (the 4.9 million patterns of all sizes on the large split: 32 chunks,
+1.25 GB), the chunks run in waves, each wave's sums added before the next starts:
+the same additions in the same order, so the same bits (``parts_wave``). A group's
+levels are read by gomove.data.fields.field_level.
 
 Sparse groups (most candidates at level 0, like atari or capture): their
 candidates of level > 0 are listed once as entries (each position's from
@@ -19,7 +23,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from gomove.data.fields import (
     NARROW,
@@ -39,6 +43,15 @@ from gomove.data.fields import (
 # pass gives the same bits every time.
 GATHER_LANES = 4
 LANE_LEVELS = 256  # more levels rarely repeat in a row, and 4 sums each would crowd the cache
+PART_BYTES = 256 << 20  # the most a pass's partial sums take at once (parts_wave)
+
+
+def parts_wave(n_chunks: int, n_levels: int, part_bytes: int = PART_BYTES) -> int:
+    """How many chunks' partial sums a pass over n_levels levels holds at once: all of
+    them where they fit part_bytes, else as many as fit, at least one a thread."""
+    lanes = GATHER_LANES if n_levels <= LANE_LEVELS else 1
+    fit = part_bytes // (8 * lanes * max(n_levels, 1))
+    return int(max(1, min(n_chunks, max(fit, get_num_threads()))))
 
 
 class Strengths(NamedTuple):
@@ -153,19 +166,19 @@ def scale_sum_keep(
 
 
 @njit(cache=True)
-def sum_parts(part: np.ndarray) -> np.ndarray:
-    """part[chunk, lane, level] summed over chunks and lanes, in that fixed order."""
-    out = np.zeros(part.shape[2])
-    for k in range(part.shape[0]):
+def add_parts(out: np.ndarray, part: np.ndarray, n: int) -> None:
+    """out += part[chunk, lane, level] of the first n chunks, over chunks and lanes in
+    that fixed order (a pass's waves added one after the other: the order of adding
+    all its chunks at once)."""
+    for k in range(n):
         for j in range(part.shape[1]):
             for i in range(part.shape[2]):
                 out[i] += part[k, j, i]
-    return out
 
 
 @njit(parallel=True, cache=True)
 def mm_pass(
-    s: Strengths, pos: Positions, group: Group, n_levels: int, change: Change
+    s: Strengths, pos: Positions, group: Group, n_levels: int, change: Change, wave: int
 ) -> tuple[float, np.ndarray]:
     """Log-likelihood and, per level of one group, sum of P(candidate) over its candidates.
 
@@ -176,6 +189,7 @@ def mm_pass(
     one pass over the candidates instead of two, the same numbers, and then e[p]
     the sum of position p's new strengths (as dense_scale leaves it). Both groups
     read the same records (a FlatData's), so each is decoded once (scale_sum_keep).
+    wave: the chunks whose sums are held at once (parts_wave; any gives the same bits).
     """
     team = s.team
     e_out = s.e
@@ -187,35 +201,45 @@ def mm_pass(
     narrow = field[0] == NARROW
     n_chunks = chunk_pos.shape[0] - 1
     mask = GATHER_LANES - 1 if n_levels <= LANE_LEVELS else 0
-    part = np.zeros((n_chunks, mask + 1, n_levels))
+    wave = max(1, min(wave, n_chunks))
+    part = np.zeros((wave, mask + 1, n_levels))
+    out = np.zeros(n_levels)
     ll = np.zeros(n_chunks)
-    for k in prange(n_chunks):
-        acc = 0.0
-        # the records of a position, as the change decoded them (one decode a candidate)
-        recs = np.empty(most_candidates(pos_start, chunk_pos, k) if scale else 0, np.uint64)
-        for p in range(chunk_pos[k], chunk_pos[k + 1]):
-            lo = pos_start[p]
-            hi = pos_start[p + 1]
-            if scale:
-                e = scale_sum_keep(team, lo, hi, scale_arr, key, recs)
-                e_out[p] = e
-            else:
-                e = strength_sum(team, lo, hi)
-            inv = 1.0 / e
-            acc += math.log(team[win_flat[p]] * inv)
-            # the kind's branch out of the candidates' loops
-            if scale:
-                for c in range(lo, hi):
-                    part[k, c & mask, record_level(arr, recs[c - lo], field)] += team[c] * inv
-            elif narrow:
-                for c in range(lo, hi):
-                    level = narrow_level(arr, record_bits(arr, c), field)
-                    part[k, c & mask, level] += team[c] * inv
-            else:
-                for c in range(lo, hi):
-                    part[k, c & mask, wide_level(record_bits(arr, c), field)] += team[c] * inv
-        ll[k] = acc
-    return ll.sum(), sum_parts(part)
+    for w0 in range(0, n_chunks, wave):
+        n = min(wave, n_chunks - w0)
+        if w0 > 0:
+            part[:] = 0.0
+        for i in prange(n):
+            k = w0 + i
+            acc = 0.0
+            # the records of a position, as the change decoded them (one decode a candidate)
+            recs = np.empty(most_candidates(pos_start, chunk_pos, k) if scale else 0, np.uint64)
+            for p in range(chunk_pos[k], chunk_pos[k + 1]):
+                lo = pos_start[p]
+                hi = pos_start[p + 1]
+                if scale:
+                    e = scale_sum_keep(team, lo, hi, scale_arr, key, recs)
+                    e_out[p] = e
+                else:
+                    e = strength_sum(team, lo, hi)
+                inv = 1.0 / e
+                acc += math.log(team[win_flat[p]] * inv)
+                # the kind's branch out of the candidates' loops
+                if scale:
+                    for c in range(lo, hi):
+                        level = record_level(arr, recs[c - lo], field)
+                        part[i, c & mask, level] += team[c] * inv
+                elif narrow:
+                    for c in range(lo, hi):
+                        level = narrow_level(arr, record_bits(arr, c), field)
+                        part[i, c & mask, level] += team[c] * inv
+                else:
+                    for c in range(lo, hi):
+                        level = wide_level(record_bits(arr, c), field)
+                        part[i, c & mask, level] += team[c] * inv
+            ll[k] = acc
+        add_parts(out, part, n)
+    return ll.sum(), out
 
 
 @njit(parallel=True, cache=True)
@@ -300,30 +324,38 @@ def sparse_scale(
 
 @njit(parallel=True, cache=True)
 def sparse_pass(
-    s: Strengths, pos: Positions, ent: Entries, group: Group, n_levels: int
+    s: Strengths, pos: Positions, ent: Entries, group: Group, n_levels: int, wave: int
 ) -> tuple[float, np.ndarray]:
     """mm_pass for a sparse group, from the kept sums e: the log-likelihood over the
     positions, and per level the sum of P(candidate) over the group's entries
-    (level 0, never visited, stays 0: its gamma is fixed)."""
+    (level 0, never visited, stays 0: its gamma is fixed); wave as for mm_pass."""
     team = s.team
     e = s.e
     pos_start, win_flat, chunk_pos = pos
     ent_start, ent_off = ent
     arr, field = plain(group.arr), held(group.field)
     n_chunks = chunk_pos.shape[0] - 1
-    part = np.zeros((n_chunks, 1, n_levels))
+    wave = max(1, min(wave, n_chunks))
+    part = np.zeros((wave, 1, n_levels))
+    out = np.zeros(n_levels)
     ll = np.zeros(n_chunks)
-    for k in prange(n_chunks):
-        acc = 0.0
-        for p in range(chunk_pos[k], chunk_pos[k + 1]):
-            ep = e[p]
-            acc += math.log(team[win_flat[p]] / ep)
-            lo = pos_start[p]
-            for i in range(ent_start[p], ent_start[p + 1]):
-                c = lo + ent_off[i]
-                part[k, 0, field_level(arr, field, c)] += team[c] / ep
-        ll[k] = acc
-    return ll.sum(), sum_parts(part)
+    for w0 in range(0, n_chunks, wave):
+        n = min(wave, n_chunks - w0)
+        if w0 > 0:
+            part[:] = 0.0
+        for j in prange(n):
+            k = w0 + j
+            acc = 0.0
+            for p in range(chunk_pos[k], chunk_pos[k + 1]):
+                ep = e[p]
+                acc += math.log(team[win_flat[p]] / ep)
+                lo = pos_start[p]
+                for i in range(ent_start[p], ent_start[p + 1]):
+                    c = lo + ent_off[i]
+                    part[j, 0, field_level(arr, field, c)] += team[c] / ep
+            ll[k] = acc
+        add_parts(out, part, n)
+    return ll.sum(), out
 
 
 @njit(parallel=True, cache=True)

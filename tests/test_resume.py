@@ -32,6 +32,7 @@ from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from synthetic import cfg_of, flat_of, make_data, make_groups, random_log_gamma, tiny_overrides
@@ -47,6 +48,7 @@ from gomove.train.context import TrainContext
 from gomove.train.mm.compiled import NumbaMM
 from gomove.train.mm.fit import train_mm
 from gomove.train.mm.tensor import TorchMM
+from gomove.train.mm.trail import Trail
 from gomove.train.resume import TRAIN_STATE, Resume, Spent
 from gomove.train.schemas import MMConfig, SGDConfig
 from gomove.train.sgd.loop import train_sgd
@@ -201,6 +203,62 @@ def test_mm_state_keeps_a_trail_only_for_an_engine_with_a_cache(synthetic, tmp_p
     assert torch.equal(got.log_gamma, want.log_gamma)
 
 
+def test_mm_trail_lives_beside_the_state(synthetic, tmp_path):
+    """An in-memory engine's trail of updates is appended to a file beside the train
+    state, which names it with its length (the state stays a few F floats); a run
+    stopped after appending an iteration's updates but before saving them resumes
+    from the saved length to the uninterrupted run's gammas and history."""
+    _, flat = synthetic
+    cfg = MMConfig(max_iters=5, tol=0.0)
+    ctx = TrainContext(N_FEATURES, GROUPS, progress=False)
+    want, want_hist = train_mm(cfg, NumbaMM(flat), ctx)
+    ck = Resume(tmp_path / "state.pt", {"run": 1}, resume=True)
+    with pytest.raises(Crash):  # in the report of iteration 4: its updates appended, unsaved
+        train_mm(cfg, NumbaMM(flat), replace(ctx, validate=crashing(3), checkpoint=ck))
+    saved = torch.load(ck.path, weights_only=False)["state"]["trail"]
+    file = ck.side_file("trail")
+    assert saved["file"] == file.name and saved["entries"] == 3 * len(GROUPS)
+    assert file.stat().st_size > saved["bytes"]  # iteration 3's, never saved
+    got, got_hist = train_mm(cfg, NumbaMM(flat), replace(ctx, checkpoint=ck))
+    assert torch.equal(got.log_gamma, want.log_gamma)
+    assert untimed(got_hist) == untimed(want_hist)
+    assert file.stat().st_size == torch.load(ck.path, weights_only=False)["state"]["trail"]["bytes"]
+
+
+def test_trail_file_round_trip_and_damage(tmp_path):
+    """A Trail's file gives back its updates up to the saved length, cuts off what was
+    appended after it, takes an older state's list (appending it anew), and refuses a
+    trail that is missing, short or not where the state says."""
+    rng = np.random.default_rng(0)
+    ups = [(g, rng.random(n)) for g, n in ((0, 5), (2, 3), (1, 7))]
+    a = Trail(tmp_path / "s.trail")
+    a.start()
+    for g, v in ups[:2]:
+        a.append(g, v)
+    saved = a.saved()
+    a.append(*ups[2])  # after the save: a killed run's
+    b = Trail(tmp_path / "s.trail")
+    got = list(b.resume(saved))
+    assert [g for g, _ in got] == [0, 2] and all(
+        np.array_equal(v, w) for (_, v), (_, w) in zip(got, ups, strict=False)
+    )
+    assert (tmp_path / "s.trail").stat().st_size == saved["bytes"] == b.nbytes
+    b.append(*ups[2])
+    again = list(Trail(tmp_path / "s.trail").resume(b.saved()))
+    assert [g for g, _ in again] == [0, 2, 1] and np.array_equal(again[2][1], ups[2][1])
+    old = list(Trail(tmp_path / "o.trail").resume([(g, list(v)) for g, v in ups]))
+    assert [g for g, _ in old] == [0, 2, 1]
+    assert list(Trail(tmp_path / "o.trail").resume(Trail(tmp_path / "o.trail").saved())) == []
+    with pytest.raises(ValueError, match="not here"):
+        list(Trail(tmp_path / "other.trail").resume(saved))
+    (tmp_path / "s.trail").write_bytes(b"")
+    with pytest.raises(ValueError, match="missing or short"):
+        list(Trail(tmp_path / "s.trail").resume(saved))
+    mem = Trail(None)
+    mem.append(*ups[0])
+    assert mem.saved()[0][0] == 0 and np.array_equal(mem.saved()[0][1], ups[0][1])
+
+
 @pytest.mark.parametrize("crash_in", ["warm", "main"])
 def test_mm_warm_start_resumes(synthetic, tmp_path, monkeypatch, crash_in):
     """MM over data read in chunks, warm-started on the first 100 positions: a run
@@ -234,6 +292,8 @@ def test_mm_warm_start_resumes(synthetic, tmp_path, monkeypatch, crash_in):
     got, got_hist = train_mm(cfg, chunked(flat, 30), replace(ctx, checkpoint=ck))
     assert fits == ([False] if crash_in == "main" else [True, False])
     assert torch.equal(got.log_gamma, want.log_gamma)
+    # the warm stage's trail went with its loop state; the main stage streams: none
+    assert not ck.side_file("warm.trail").exists() and not ck.side_file("trail").exists()
     warm = [h[0].pop("warm") for h in (got_hist, want_hist)]
     assert untimed(got_hist) == untimed(want_hist)
     assert untimed([warm[0]]) == untimed([warm[1]])

@@ -140,6 +140,11 @@ class Resume:
         atomic_write(self.path, lambda f: torch.save(saved, f))
         self._saved = time.perf_counter()
 
+    def side_file(self, name: str) -> Path:
+        """A file of the run's own beside the state (``<state file>.<name>``: MM's
+        trail of updates), which the state names when it relies on it."""
+        return self.path.with_name(f"{self.path.name}.{name}")
+
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
 

@@ -42,11 +42,12 @@ Terms:
   ``load() -> dict | None`` and ``save(dict)``, gomove.train.resume.Resume):
   the log-gammas, the statistics of the next update, the gains, the history
   and, for an engine with a cache (``MMPasses.caches``), the trail of updates
-  (each update's group and new log-gammas, iterations x F floats in all), which a
-  resumed run replays into the engine (``MMPasses.advance``) so that its cached
-  team strengths, products in update order, hold the same bits as in an
-  uninterrupted run. An engine without a cache (the stream over data read in
-  chunks) needs no trail: its states stay the size of a few F floats.
+  (each update's group and new log-gammas, iterations x F floats in all; appended
+  to a file beside the state, gomove.train.mm.trail), which a resumed run replays
+  into the engine (``MMPasses.advance``) so that its cached team strengths,
+  products in update order, hold the same bits as in an uninterrupted run. An
+  engine without a cache (the stream over data read in chunks) needs no trail: its
+  states stay the size of a few F floats.
 """
 
 from __future__ import annotations
@@ -57,12 +58,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from gomove.features.registry import GroupSpan
+from gomove.train.mm.trail import Trail
 from gomove.train.schemas import MMConfig
 
 log = logging.getLogger(__name__)
@@ -105,12 +108,18 @@ class MMPasses(ABC):
         return None
 
 
+TRAIL = "trail"  # the side file of a fit's trail of updates (gomove.train.mm.trail)
+
+
 class StateStore(Protocol):
-    """Where the loop's train state goes after every iteration (Resume)."""
+    """Where the loop's train state goes after every iteration (Resume); side_file:
+    a file of its own beside the state (the trail's), None where it has none."""
 
     def load(self) -> dict[str, Any] | None: ...
 
     def save(self, state: dict[str, Any]) -> None: ...
+
+    def side_file(self, name: str) -> Path | None: ...
 
 
 class Stages:
@@ -138,10 +147,14 @@ class Stages:
         return _Stage(self, name)
 
     def finish(self, name: str, result: Any) -> None:
-        """Keep a finished side stage's result, its loop state dropped."""
+        """Keep a finished side stage's result, its loop state (and trail) dropped."""
         self.saved.pop(f"{self.PREFIX}{name}", None)
         self.saved[f"{self.PREFIX}{name}_done"] = result
         self._write()
+        side = self.stage(name)
+        trail = side.side_file(TRAIL) if side is not None else None
+        if trail is not None:
+            trail.unlink(missing_ok=True)
 
     def _write(self) -> None:
         if self.store is not None:
@@ -170,6 +183,12 @@ class _Stage:
         else:
             self.stages.saved = self._side() | state
         self.stages._write()
+
+    def side_file(self, name: str) -> Path | None:
+        store = self.stages.store
+        if store is None:
+            return None
+        return store.side_file(name if self.name is None else f"{self.name}.{name}")
 
 
 def softplus(x: np.ndarray) -> np.ndarray:
@@ -288,10 +307,14 @@ def fit_gammas(
     log_gamma = start.copy()
     report = report or (lambda row, lg: None)
 
-    # (group, its log-gammas after the update) of every update: replayed on resume
-    trail: list[tuple[int, np.ndarray]] = []
+    # (group, its log-gammas after the update) of every update: replayed on resume by an
+    # engine with a cache; kept only where it is saved
+    keep = passes.caches and checkpoint is not None
+    trail = Trail(checkpoint.side_file(TRAIL) if checkpoint is not None else None)
     state = checkpoint.load() if checkpoint is not None else None
     if state is None:
+        if keep:
+            trail.start()
         t0, c0 = time.perf_counter(), time.process_time()
         stats = passes.collect(log_gamma, (active[0],))  # both schedules start there
         if stats.n_positions == 0:
@@ -336,8 +359,8 @@ def fit_gammas(
             inner.set_postfix(group=groups[g][0])
             bounds[g] = mm_bound(log_gamma, stats.wins, stats.denom, offset, size, a) / n
             log_gamma = mm_update(log_gamma, stats.wins, stats.denom, offset, size, a)
-            if passes.caches:
-                trail.append((g, log_gamma[offset : offset + size].copy()))
+            if keep:
+                trail.append(g, log_gamma[offset : offset + size])
             # the next pass gathers what the next update needs and measures this one
             if greedy:
                 nxt = _choose(bounds, active)
@@ -376,7 +399,7 @@ def _save(
     gains: dict[int, float],
     bounds: dict[int, float],
     history: list[dict[str, Any]],
-    trail: list[tuple[int, np.ndarray]],
+    trail: Trail,
     start: np.ndarray,
 ) -> None:
     """Save what the loop carries after iteration ``it``: ``stats`` are those of the
@@ -398,7 +421,7 @@ def _save(
             "gains": gains,
             "bounds": bounds,
             "history": history,
-            "trail": trail,
+            "trail": trail.saved() if trail.entries else [],
             "start": start if start.any() else None,
         }
     )
@@ -409,7 +432,7 @@ def _replay(
     start: np.ndarray,
     passes: MMPasses,
     groups: Sequence[GroupSpan],
-    trail: list[tuple[int, np.ndarray]],
+    trail: Trail,
 ) -> np.ndarray:
     """The saved log-gammas, reached by replaying the trail from start into the engine
     (its cache then holds the same bits as ``_save`` left it); trail gets the saved one.
@@ -422,12 +445,10 @@ def _replay(
         return np.asarray(state["log_gamma"], dtype=np.float64).copy()
     log_gamma = start.copy()
     passes.advance(log_gamma.copy())
-    for g, values in state["trail"]:
+    for g, values in trail.resume(state["trail"]):
         _, offset, size = groups[g]
-        values = np.asarray(values, dtype=np.float64)
         log_gamma[offset : offset + size] = values
         passes.advance(log_gamma.copy())
-        trail.append((g, values))
     if not np.array_equal(log_gamma, np.asarray(state["log_gamma"], dtype=np.float64)):
         raise ValueError("train state: the trail of updates does not give the saved log-gammas")
     return log_gamma

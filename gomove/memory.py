@@ -54,19 +54,37 @@ def anon_rss_mb() -> float | None:
 
 class AnonPeak:
     """The largest anonymous resident memory seen while it runs: sampled every
-    ``interval`` seconds by a daemon thread (``peak_mb``; None where unknown)."""
+    ``interval`` seconds by a daemon thread (``peak_mb``; None where unknown), and
+    the largest of each stage a run names (``stage``; ``by_stage``, in MiB): which
+    of a run's harvest, training or scoring needs the memory, without a profiler."""
 
     def __init__(self, interval: float = 0.25) -> None:
         self.interval = interval
         self.peak_mb = anon_rss_mb()
+        self.by_stage: dict[str, float] = {}
+        self._stage: str | None = None
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    def stage(self, name: str) -> None:
+        """Count the samples from now on under stage name (sampled once now)."""
+        with self._lock:
+            self._stage = name
+        self._note(anon_rss_mb())
+
+    def _note(self, now: float | None) -> None:
+        if now is None:
+            return
+        with self._lock:
+            if self.peak_mb is None or now > self.peak_mb:
+                self.peak_mb = now
+            if self._stage is not None and now > self.by_stage.get(self._stage, 0.0):
+                self.by_stage[self._stage] = now
+
     def _sample(self) -> None:
         while not self._stop.wait(self.interval):
-            now = anon_rss_mb()
-            if now is not None and (self.peak_mb is None or now > self.peak_mb):
-                self.peak_mb = now
+            self._note(anon_rss_mb())
 
     def __enter__(self) -> AnonPeak:
         if self.peak_mb is not None:
@@ -78,6 +96,5 @@ class AnonPeak:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        now = anon_rss_mb()
-        if now is not None and self.peak_mb is not None:
-            self.peak_mb = max(self.peak_mb, now)
+        if self.peak_mb is not None:
+            self._note(anon_rss_mb())

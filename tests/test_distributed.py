@@ -114,7 +114,8 @@ def test_mm_two_ranks_equal_one(runs):
         assert m2[key] == pytest.approx(m1[key], rel=1e-9), key
     # every rank returns the measures rank 0 wrote (its own times and memory)
     # the gathered lists agree
-    own = ("train_seconds", "algorithm_seconds", "peak_rss_mb", "peak_anon_mb")
+    own = ("train_seconds", "algorithm_seconds", "peak_rss_mb", "peak_anon_mb",
+           "peak_anon_mb_by_stage")  # fmt: skip
     r0, r1 = ({k: v for k, v in m.items() if k not in own} for m in _metrics(two / "mm"))
     assert r0 == r1 == {k: v for k, v in m2.items() if k not in own}
     p1, p2 = np.load(one / "mm" / "positions.npz"), np.load(two / "mm" / "positions.npz")

@@ -71,3 +71,34 @@ def test_anon_peak_sees_an_array_and_not_a_mapped_file(tmp_path):
     mapped, own = (float(x) for x in done.stdout.split())
     assert mapped < 100, mapped
     assert own > 150, own
+
+
+STAGE_SCRIPT = """
+import time
+import numpy as np
+from gomove.memory import AnonPeak
+with AnonPeak(interval=0.01) as anon:
+    anon.stage("small")
+    time.sleep(0.05)
+    anon.stage("big")
+    a = np.ones(25_000_000, dtype=np.float64)
+    time.sleep(0.1)
+    del a
+    anon.stage("after")
+    time.sleep(0.05)
+s = anon.by_stage
+print(s["small"], s["big"], s["after"], anon.peak_mb)
+"""
+
+
+def test_anon_peak_by_stage():
+    """AnonPeak.stage counts the samples from then on under a name: a 200 MB array
+    made and freed in one stage shows in that stage's peak, not in the stages before
+    and after it; the whole peak is the largest stage's."""
+    if anon_rss_mb() is None:
+        pytest.skip("no /proc/self/status")
+    done = subprocess.run([sys.executable, "-c", STAGE_SCRIPT], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    small, big, after, peak = (float(x) for x in done.stdout.split())
+    assert big - small > 150 and big - after > 150, (small, big, after)
+    assert peak == big

@@ -501,6 +501,11 @@ def test_killed_run_resumes_to_the_same_model(games, tmp_path, model, within):
     assert got["train_seconds"] > got["this_attempt"]["train_seconds"]
     assert got["peak_anon_mb"] >= got["this_attempt"]["peak_anon_mb"]
     assert got["first_data_seconds"] > 0
+    # each attempt's peak by stage (the resumed one's data stage opened the caches)
+    for m in (want, got):
+        stages = m["peak_anon_mb_by_stage"]
+        assert set(stages) == {"data", "train", "test"} and min(stages.values()) > 0
+        assert max(stages.values()) <= (m.get("this_attempt") or m)["peak_anon_mb"]
 
 
 def test_a_state_carries_what_the_run_has_spent(tmp_path, caplog):

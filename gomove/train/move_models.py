@@ -169,8 +169,10 @@ def _run(
     progress = cfg.progress and world.main
     model_cfg = trainer.model_config(cfg)  # a bad combination fails now, not after extraction
     t_data = time.perf_counter()
+    anon.stage("data")
     data = prepare_data(cfg, world)
     data_seconds = time.perf_counter() - t_data
+    anon.stage("train")
     reg = data.extractor.registry
     bs = cfg.data.batch_size
     train_data = train_data_of(model_cfg, data.train, bs, cfg.data.chunk_positions)
@@ -207,6 +209,7 @@ def _run(
     if writer is not None:
         writer.close()
 
+    anon.stage("test")
     radius = torch.from_numpy(data.extractor.shape_radius())
     # each rank scores its share of the test games; the records gathered, in game order
     records = score_positions(
@@ -235,6 +238,9 @@ def _run(
             # the process's own memory, without the page cache of the mapped dataset files
             # (gomove.memory.AnonPeak: the run so far, its harvest, training and scoring)
             "peak_anon_mb": anon.peak_mb,
+            # this attempt's peak in each stage: data (harvest and extraction, or opening
+            # the caches), train (the model's fit and validation), test (scoring)
+            "peak_anon_mb_by_stage": dict(anon.by_stage),
             "world_size": world.size,
             "rank_positions": rank_positions,
             # per rank: harvest and extraction (or opening the caches), and peak memory
@@ -245,6 +251,8 @@ def _run(
     # the attempts that trained it (1 unless resumed, which only one process does);
     # resumed, the whole run's cost (gomove.train.resume's ``spent``): the earlier
     # attempts' and this one's
+    log.info("memory of the process's own, this attempt's peak by stage: %s", ", ".join(
+        f"{k} {v / 1024:.2f} GB" for k, v in anon.by_stage.items()))  # fmt: skip
     metrics["attempts"] = 1
     if train_state is not None:
         metrics |= train_state.whole_cost(train_seconds, data_seconds, anon.peak_mb)

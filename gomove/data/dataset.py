@@ -216,7 +216,6 @@ class Dataset:
             registry = Registry.from_dict(spec)
         elif spec != registry.to_dict():
             raise CorruptCache(f"{path}: its features differ from the extractor's")
-        del spec
         return cls(
             path,
             registry,

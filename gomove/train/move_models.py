@@ -248,11 +248,11 @@ def _run(
             "rank_peak_rss_mb": [float(x) for x in world.all_gather(peak_rss_mb())],
         }
     )
+    log.info("memory of the process's own, this attempt's peak by stage: %s", ", ".join(
+        f"{k} {v / 1024:.2f} GB" for k, v in anon.by_stage.items()))  # fmt: skip
     # the attempts that trained it (1 unless resumed, which only one process does);
     # resumed, the whole run's cost (gomove.train.resume's ``spent``): the earlier
     # attempts' and this one's
-    log.info("memory of the process's own, this attempt's peak by stage: %s", ", ".join(
-        f"{k} {v / 1024:.2f} GB" for k, v in anon.by_stage.items()))  # fmt: skip
     metrics["attempts"] = 1
     if train_state is not None:
         metrics |= train_state.whole_cost(train_seconds, data_seconds, anon.peak_mb)

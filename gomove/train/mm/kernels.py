@@ -166,14 +166,15 @@ def scale_sum_keep(
 
 
 @njit(cache=True)
-def add_parts(out: np.ndarray, part: np.ndarray, n: int) -> None:
+def drain_parts(out: np.ndarray, part: np.ndarray, n: int) -> None:
     """out += part[chunk, lane, level] of the first n chunks, over chunks and lanes in
     that fixed order (a pass's waves added one after the other: the order of adding
-    all its chunks at once)."""
+    all its chunks at once), each sum zeroed as it is added, ready for the next wave."""
     for k in range(n):
         for j in range(part.shape[1]):
             for i in range(part.shape[2]):
                 out[i] += part[k, j, i]
+                part[k, j, i] = 0.0
 
 
 @njit(parallel=True, cache=True)
@@ -207,8 +208,6 @@ def mm_pass(
     ll = np.zeros(n_chunks)
     for w0 in range(0, n_chunks, wave):
         n = min(wave, n_chunks - w0)
-        if w0 > 0:
-            part[:] = 0.0
         for i in prange(n):
             k = w0 + i
             acc = 0.0
@@ -238,7 +237,7 @@ def mm_pass(
                         level = wide_level(record_bits(arr, c), field)
                         part[i, c & mask, level] += team[c] * inv
             ll[k] = acc
-        add_parts(out, part, n)
+        drain_parts(out, part, n)
     return ll.sum(), out
 
 
@@ -341,8 +340,6 @@ def sparse_pass(
     ll = np.zeros(n_chunks)
     for w0 in range(0, n_chunks, wave):
         n = min(wave, n_chunks - w0)
-        if w0 > 0:
-            part[:] = 0.0
         for j in prange(n):
             k = w0 + j
             acc = 0.0
@@ -354,7 +351,7 @@ def sparse_pass(
                     c = lo + ent_off[i]
                     part[j, 0, field_level(arr, field, c)] += team[c] / ep
             ll[k] = acc
-        add_parts(out, part, n)
+        drain_parts(out, part, n)
     return ll.sum(), out
 
 
@@ -380,7 +377,7 @@ def stream_pass(
     rt, fld = plain(r), held(field)
     code_mask = np.uint64(r.code_mask)
     n_chunks = chunk_pos.shape[0] - 1
-    part = np.zeros((n_chunks, n_levels))
+    part = np.zeros((n_chunks, 1, n_levels))
     ll = np.zeros(n_chunks)
     for k in prange(n_chunks):
         strength = np.empty(max_cands)
@@ -400,10 +397,8 @@ def stream_pass(
             inv = 1.0 / e
             acc += math.log(strength[win[p]] * inv)
             for j in range(pos_start[p + 1] - lo):
-                part[k, level[j]] += strength[j] * inv
+                part[k, 0, level[j]] += strength[j] * inv
         ll[k] = acc
     out = np.zeros(n_levels)
-    for k in range(n_chunks):
-        for i in range(n_levels):
-            out[i] += part[k, i]
+    drain_parts(out, part, n_chunks)
     return ll.sum(), out

@@ -16,21 +16,28 @@ from numba.typed import Dict
 
 from gomove.board.board import BLACK, WHITE
 from gomove.board.coords import PASS, from_loc, gtp_to_loc, move_to_loc, to_loc
+from gomove.data.dataset import harvest_source
 from gomove.data.extractor import FeatureExtractor
 from gomove.data.harvest import (
+    CHUNK_GAMES,
     RADIUS_BITS,
     STONE_WORDS,
     _bloom_seen,
     _dump,
     count_arrays,
+    count_patterns,
+    count_shards,
     count_sightings,
     harvest,
+    shard_of,
+    table_of,
 )
 from gomove.features.config import FeatureConfig
 from gomove.features.pattern_table import TABLE_FORMAT_VERSION, PatternTable
 from gomove.features.patterns import make_templates, states_hash, table_get
 from gomove.features.registry import NONE_INDEX, Group, Registry
 from gomove.features.tactical import TACTICAL_GROUPS, TACTICAL_LEVELS
+from gomove.reading.games import ReadConfig
 from gomove.reading.sgf import Game, parse_game
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -125,12 +132,14 @@ def key_stream(seed: int, rows: int = 3000, cols: int = 4) -> np.ndarray:
     return out
 
 
-def count(stream: np.ndarray, bits: np.ndarray, k: int, counts) -> None:
+def count(
+    stream: np.ndarray, bits: np.ndarray, k: int, counts, n_shards: int = 1, shard: int = 0
+) -> None:
     """count_sightings without configurations (all-empty states of one point)."""
     stones = Dict.empty(types.uint64, types.UniTuple(types.uint64, STONE_WORDS))
     states = np.zeros((stream.shape[0], 1), np.uint8)
     ends = np.ones(stream.shape[1], np.int64)
-    count_sightings(stream, states, ends, bits, k, counts, stones)
+    count_sightings(stream, states, ends, bits, k, counts, stones, n_shards, shard)
     assert set(stones) <= set(counts)  # the ones that entered counts in this call
 
 
@@ -165,6 +174,26 @@ def test_count_sightings_small_filter_overcounts_by_at_most_one():
     assert {h for h, n in want.items() if n >= 2} <= set(got)
     assert all(want[h] <= n <= want[h] + 1 for h, (n, _) in got.items())
     assert any(n == want[h] + 1 for h, (n, _) in got.items())
+
+
+@pytest.mark.parametrize("n_shards", [2, 3])
+def test_count_sightings_shards_partition_the_counts(n_shards):
+    """With n_shards, each shard counts exactly the keys whose high 32 bits are that
+    shard modulo n_shards, with their unsharded counts: the shards' counts partition
+    the whole's (a filter without false positives)."""
+    stream = key_stream(2)
+    whole = new_counts()
+    count(stream, np.zeros(1 << 16, np.uint64), 4, whole)
+    merged: dict[int, tuple[int, int]] = {}
+    for s in range(n_shards):
+        part = new_counts()
+        count(stream, np.zeros(1 << 16, np.uint64), 4, part, n_shards, s)
+        got = unpack(part)
+        assert got and all((h >> 32) % n_shards == s for h in got)
+        assert all(int(shard_of(np.uint64(h), n_shards)) == s for h in got)
+        assert not set(got) & set(merged)
+        merged |= got
+    assert merged == unpack(whole)
 
 
 @pytest.mark.parametrize("min_count", [0, 2, 3, 5, 1000])
@@ -239,6 +268,48 @@ def test_harvest_with_two_workers_equals_one():
     for name in ("hashes", "radius", "count", "stones"):
         np.testing.assert_array_equal(getattr(one, name), getattr(two, name))
     assert len(one) > 0
+
+
+@pytest.mark.parametrize(("cap", "workers"), [(40, 1), (200, 2), (10**9, 1)])
+def test_harvest_past_its_cap_counts_in_shards(tmp_path, caplog, cap, workers):
+    """With a parts folder and more patterns than harvest_max_patterns, the harvest
+    counts the saved sightings in shards: the same table, array for array, as the
+    harvest without a cap (a filter without false positives), the oracle's; and again
+    from the saved parts alone."""
+    games = all_games() * 4  # several chunks of 25 games
+    cfg = FeatureConfig(min_count=3, bloom_bits=1 << 22, harvest_max_patterns=cap)
+    whole = harvest(games, cfg, progress=False)  # no parts: no cap
+    assert table_dict(whole) == oracle_table(games, cfg)
+    parts = tmp_path / "parts"
+    with caplog.at_level("INFO", logger="gomove.data.harvest"):
+        sharded = harvest(iter(games), cfg, workers=workers, progress=False, parts=parts)
+        again = harvest(iter(games), cfg, workers=1, progress=False, parts=parts)
+    said = [r.getMessage() for r in caplog.records if "shards" in r.getMessage()]
+    assert len(said) == (0 if cap == 10**9 else 2)
+    assert len(list(parts.iterdir())) == -(-len(games) // CHUNK_GAMES)
+    for table in (sharded, again):
+        for name in ("hashes", "radius", "count", "stones"):
+            np.testing.assert_array_equal(getattr(table, name), getattr(whole, name))
+
+
+@pytest.mark.parametrize("n_shards", [1, 3, 5])
+def test_count_shards_equals_the_whole(tmp_path, n_shards):
+    """count_shards over a harvest's saved parts, in any number of shards, keeps the
+    patterns the harvest keeps (table_of puts them in the same order)."""
+    games, parts = all_games() * 2, tmp_path / "parts"
+    cfg = FeatureConfig(min_count=2, bloom_bits=1 << 22)
+    whole = harvest(games, cfg, progress=False, parts=parts)
+    c = count_patterns(games, cfg, progress=False, parts=parts)  # reads the parts
+    found = count_shards(parts, c.chunks, c.t, cfg, n_shards, progress=False)
+    table = table_of(*found, c.t, cfg)
+    for name in ("hashes", "radius", "count", "stones"):
+        np.testing.assert_array_equal(getattr(table, name), getattr(whole, name))
+
+
+def test_count_patterns_cap_needs_parts():
+    """A cap without a folder for the sightings to count again: a clear error."""
+    with pytest.raises(ValueError, match="parts folder"):
+        count_patterns(all_games(), FeatureConfig(), max_patterns=10)
 
 
 def test_harvest_no_games():
@@ -438,3 +509,14 @@ def test_harvest_min_count_1_keeps_patterns_seen_once():
     games = all_games()
     cfg = FeatureConfig(min_count=1, bloom_bits=1 << 22)
     assert table_dict(harvest(games, cfg, progress=False)) == oracle_table(games, cfg)
+
+
+def test_the_cap_keys_the_table_not_the_datasets(tmp_path):
+    """harvest_max_patterns changes the pattern table's cache key (past it, the filter's
+    false positives differ) but no dataset's: it changes no feature level."""
+    capped = FeatureConfig(harvest_max_patterns=1000)
+    assert capped.key_dict() == FeatureConfig().key_dict()
+    table = [
+        harvest_source(FIXTURES, ReadConfig(), c, tmp_path)[0] for c in (capped, FeatureConfig())
+    ]
+    assert table[0] != table[1] and table[0].parent == tmp_path

@@ -166,6 +166,7 @@ def harvest_source(
         [feat_cfg.min_radius, feat_cfg.max_radius, feat_cfg.min_count],
         [feat_cfg.bloom_bits, feat_cfg.bloom_hashes, PATTERN_SEED, FEATURES_VERSION],
         TABLE_FORMAT_VERSION,
+        feat_cfg.harvest_max_patterns,  # past it, shards: the filter's false positives differ
     )
     return Path(cache_dir) / f"patterns-{key}.npz", harvest_read
 

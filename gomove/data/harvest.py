@@ -19,11 +19,20 @@ sightings are saved there as it finishes (``chunk-NNNNN.npz``, atomically),
 and a later harvest of the same games reads them instead of replaying the
 games, so a killed harvest continues where it stopped and gives the same
 table (the counting, cheap, is redone in the same order).
+
+Sharding: the exact counts take about 80 bytes a pattern and, on the large split
+with all sizes, tens of millions of patterns are seen twice (8 GB). With a
+``parts`` folder the counts stop at cfg.harvest_max_patterns: the games are then
+only hashed (their parts saved), and the saved sightings counted again in shards
+by hash, one pass each, every shard with a fresh Bloom filter, its kept patterns
+cut and its dicts let go before the next. The table is the same but for the
+filter's false positives (fewer: each shard's filter sees a share of the patterns).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import multiprocessing as mp
 from collections.abc import Iterable
 from pathlib import Path
@@ -47,6 +56,11 @@ log = logging.getLogger(__name__)
 
 CHUNK_GAMES = 25  # games hashed per task (and per saved part)
 STONE_WORDS = 3  # 2 bits for each of the 72 points of radius 10
+# shards enough that each sees at most 1/SHARD_MARGIN of the sightings counted before
+# the cap: a share of the patterns' hashes holds that share of the distinct patterns,
+# and the distinct patterns grow slower than the sightings, so each shard stays under it
+SHARD_MARGIN = 1.25
+SHARD_SHIFT = 32  # shards by the hash's high bits: the filter's and the dict's are its low
 
 
 @njit(cache=True)
@@ -78,6 +92,12 @@ def _pack(states: np.ndarray, n: int) -> tuple[np.uint64, np.uint64, np.uint64]:
 
 
 @njit(cache=True)
+def shard_of(h: np.uint64, n_shards: int) -> int:
+    """The shard of hash h among n_shards (its high bits)."""
+    return int((h >> np.uint64(SHARD_SHIFT)) % np.uint64(n_shards))
+
+
+@njit(cache=True)
 def count_sightings(
     hashes: np.ndarray,
     states: np.ndarray,
@@ -86,14 +106,19 @@ def count_sightings(
     k: int,
     counts,
     stones,
+    n_shards: int = 1,
+    shard: int = 0,
 ) -> None:
     """Add hashes[N, R] (0 = none) to counts with the Bloom filter in front (k = 0: none);
-    a pattern entering counts gets its configuration, states[N, P] packed, in stones."""
+    a pattern entering counts gets its configuration, states[N, P] packed, in stones.
+    n_shards > 1: only the hashes of shard (``shard_of``) are counted."""
     one = 1 << RADIUS_BITS
     for i in range(hashes.shape[0]):
         for r in range(hashes.shape[1]):
             h = hashes[i, r]
             if h == 0:
+                continue
+            if n_shards > 1 and shard_of(h, n_shards) != shard:
                 continue
             if h in counts:
                 counts[h] += one
@@ -182,6 +207,11 @@ def played_hashes(game, t: Templates) -> tuple[np.ndarray, np.ndarray]:
     return v.hashes_out, v.states_out
 
 
+def part_path(parts: Path, i: int) -> Path:
+    """The saved sightings of chunk i of a harvest."""
+    return parts / f"chunk-{i:05d}.npz"
+
+
 def _game_hashes(args: tuple) -> tuple[int, np.ndarray, np.ndarray, bool]:
     """(games, hashes, states, reused) of one chunk: read from its part file when an
     earlier harvest saved it, else hashed (and saved when part is given)."""
@@ -212,6 +242,19 @@ def _chunks(games: Iterable, n: int) -> Iterable[list]:
         yield chunk
 
 
+class Counted(NamedTuple):
+    """count_patterns' result: the exact counts and configurations (numba dicts keyed
+    by hash, ``count_sightings``; None once the cap let them go), the templates,
+    and the sightings (nonzero hashes) seen and counted."""
+
+    counts: Dict | None
+    stones: Dict | None
+    t: Templates
+    sightings: int
+    counted: int
+    chunks: int
+
+
 def harvest(
     games: Iterable,
     cfg: FeatureConfig,
@@ -224,10 +267,38 @@ def harvest(
 
     parts: a folder for the finished chunks' sightings, reused when present (module
     docstring); it must belong to these games and cfg alone (the caller keys it).
+    With it the counts in memory stop at cfg.harvest_max_patterns and the rest is
+    counted in shards from the saved sightings (module docstring).
     """
-    counts, stones, t = count_patterns(games, cfg, workers, progress, total, parts=parts)
-    keys, count, rad_idx = count_arrays(counts, cfg.min_count)
-    return table_of(keys, count, rad_idx, stone_states(stones, t, keys, rad_idx), t, cfg)
+    cap = cfg.harvest_max_patterns if parts is not None else None
+    c = count_patterns(games, cfg, workers, progress, total, parts=parts, max_patterns=cap)
+    if c.counts is None:
+        assert parts is not None
+        n_shards = max(2, math.ceil(SHARD_MARGIN * c.sightings / max(c.counted, 1)))
+        log.info(
+            "harvest: more than %d patterns after %d of %d sightings: counting them in %d "
+            "shards", cap, c.counted, c.sightings, n_shards,
+        )  # fmt: skip
+        keys, count, rad_idx, states = count_shards(parts, c.chunks, c.t, cfg, n_shards, progress)
+    else:
+        log.info("harvest: %d patterns counted, of %d sightings", len(c.counts), c.sightings)
+        keys, count, rad_idx = count_arrays(c.counts, cfg.min_count)
+        states = stone_states(c.stones, c.t, keys, rad_idx)
+    return table_of(keys, count, rad_idx, states, c.t, cfg)
+
+
+def _bloom(cfg: FeatureConfig, bloom: bool = True) -> tuple[np.ndarray, int]:
+    """The Bloom filter's empty bits and its number of hashes (0: none, so that patterns
+    seen once, to be kept or summed elsewhere, are counted from their first sighting)."""
+    bits = np.zeros(max(cfg.bloom_bits // 64, 1), dtype=np.uint64)
+    return bits, cfg.bloom_hashes if cfg.min_count >= 2 and bloom else 0
+
+
+def _new_dicts() -> tuple[Dict, Dict]:
+    """Empty exact counts and configurations (count_sightings)."""
+    counts = Dict.empty(types.uint64, types.int64)
+    stones = Dict.empty(types.uint64, types.UniTuple(types.uint64, STONE_WORDS))
+    return counts, stones
 
 
 def count_patterns(
@@ -238,37 +309,45 @@ def count_patterns(
     total: int | None = None,
     bloom: bool = True,
     parts: Path | None = None,
-) -> tuple[Dict, Dict, Templates]:
-    """The sightings of games counted: (counts, stones, templates), counts and stones
-    numba dicts keyed by hash (``count_sightings``). bloom=False counts every
+    max_patterns: int | None = None,
+) -> Counted:
+    """The sightings of games counted (``Counted``). bloom=False counts every
     pattern from its first sighting (partial counts to be summed: a pattern seen
-    once here may be seen again elsewhere). parts: as for ``harvest``."""
+    once here may be seen again elsewhere). parts: as for ``harvest``.
+    max_patterns: once the counts hold more, they are let go (Counted.counts None) and
+    the games only hashed, their sightings saved in parts (which it needs)."""
+    if max_patterns is not None and parts is None:
+        raise ValueError("a harvest that stops counting at max_patterns needs a parts folder")
     t = make_templates(cfg.min_radius, cfg.max_radius)
-    bits = np.zeros(max(cfg.bloom_bits // 64, 1), dtype=np.uint64)
-    counts = Dict.empty(types.uint64, types.int64)
-    stones = Dict.empty(types.uint64, types.UniTuple(types.uint64, STONE_WORDS))
     if 2 * int(t.ends[-1]) > 64 * STONE_WORDS:
         raise ValueError(f"templates of {int(t.ends[-1])} points do not fit {STONE_WORDS} words")
-    # keeping patterns seen once means counting every one: no filter then
-    bloom_k = cfg.bloom_hashes if cfg.min_count >= 2 and bloom else 0
+    bits, bloom_k = _bloom(cfg, bloom)
+    counts, stones = _new_dicts()
     tasks = (
-        (chunk, t, None if parts is None else parts / f"chunk-{i:05d}.npz")
+        (chunk, t, None if parts is None else part_path(parts, i))
         for i, chunk in enumerate(_chunks(games, CHUNK_GAMES))
     )
-    reused = 0
+    reused = chunks = sightings = counted = 0
     bar = tqdm(total=total, desc="harvest", unit="game", disable=not progress)
     pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
     try:
         results = pool.imap(_game_hashes, tasks) if pool else map(_game_hashes, tasks)
         positions = 0
         for n_games, hashes, states, was_saved in results:
-            count_sightings(hashes, states, t.ends, bits, bloom_k, counts, stones)
+            seen = int(np.count_nonzero(hashes))
+            sightings += seen
+            if counts is not None:
+                count_sightings(hashes, states, t.ends, bits, bloom_k, counts, stones)
+                counted += seen
+                if max_patterns is not None and len(counts) > max_patterns:
+                    counts = stones = bits = None  # the rest in shards, from the parts
             positions += len(hashes)
             elapsed = bar.format_dict["elapsed"]
             if elapsed > 0:
                 bar.set_postfix_str(f"{positions / elapsed:,.0f} positions/s", refresh=False)
             bar.update(n_games)
             reused += was_saved
+            chunks += 1
     finally:
         bar.close()
         if pool:
@@ -276,7 +355,30 @@ def count_patterns(
             pool.join()
     if reused:
         log.info("harvest: %d chunks of %d games reused from %s", reused, CHUNK_GAMES, parts)
-    return counts, stones, t
+    return Counted(counts, stones, t, sightings, counted, chunks)
+
+
+def count_shards(
+    parts: Path, chunks: int, t: Templates, cfg: FeatureConfig, n_shards: int, progress: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kept patterns of the sightings saved in parts (chunks 0..chunks-1), counted one
+    shard of hashes at a time: (hashes, counts, radius indices, configurations), shard
+    after shard (table_of orders them)."""
+    found = []
+    for s in range(n_shards):
+        bits, bloom_k = _bloom(cfg)
+        counts, stones = _new_dicts()
+        bar = tqdm(range(chunks), desc=f"harvest shard {s + 1}/{n_shards}", disable=not progress)
+        for i in bar:
+            with np.load(part_path(parts, i)) as z:
+                hashes, states = z["hashes"], z["states"]
+            count_sightings(hashes, states, t.ends, bits, bloom_k, counts, stones, n_shards, s)
+        keys, count, rad_idx = count_arrays(counts, cfg.min_count)
+        found.append((keys, count, rad_idx, stone_states(stones, t, keys, rad_idx)))
+        del counts, stones  # before the next shard's
+    if not found:
+        raise ValueError("count_shards needs at least one shard")
+    return tuple(np.concatenate(a) for a in zip(*found, strict=True))  # type: ignore[return-value]
 
 
 def count_arrays(counts, min_count: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

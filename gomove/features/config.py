@@ -41,6 +41,10 @@ class FeatureConfig:
     # on its second sighting, so memory grows with repeated patterns only
     bloom_bits: int = 1 << 27
     bloom_hashes: int = 4
+    # the most patterns the harvest counts in memory at once (about 80 bytes each: the
+    # default just fits numba dicts of 2**25 slots, 1.8 GB); past it the harvest
+    # counts its saved sightings again in shards by hash (gomove.data.harvest)
+    harvest_max_patterns: int = 22_000_000
     superko: bool = True
     # Monte-Carlo owner (Coulom 2007, Table 1; features/mc_owner.py): costly,
     # ~63 playouts per position, so off unless asked for
@@ -58,12 +62,17 @@ class FeatureConfig:
     def key_dict(self) -> dict:
         """The fields extracted levels depend on, for dataset cache keys.
 
-        ``name`` and ``harvest_max_games`` are None (they change no level, and
-        the pattern table is keyed apart); the fields of optional groups that
+        ``name``, ``harvest_max_games`` and ``harvest_max_patterns`` are None (they
+        change no level, and the pattern table is keyed apart); the fields of optional groups that
         are off are left out (OPTIONAL_FIELDS).
         """
         # "all" changes training, not the levels: the same dataset as true
-        d = asdict(self) | {"name": None, "harvest_max_games": None, "shapes": bool(self.shapes)}
+        d = asdict(self) | {
+            "name": None,
+            "harvest_max_games": None,
+            "harvest_max_patterns": None,
+            "shapes": bool(self.shapes),
+        }
         for switch, fields in OPTIONAL_FIELDS.items():
             if not d[switch]:
                 for f in fields:

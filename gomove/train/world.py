@@ -171,7 +171,7 @@ def harvest_shared(
     The counts are summed by the rank owning a hash (hash % size), which cuts
     them at min_count: no rank holds every pattern seen, only the kept ones.
     """
-    counts, stones, t = count_patterns(games, cfg, workers, progress, total, bloom=False)
+    counts, stones, t, *_ = count_patterns(games, cfg, workers, progress, total, bloom=False)
     keys, count, rad_idx = count_arrays(counts)
     owner = (keys % np.uint64(world.size)).astype(np.int64)
     mine: list[tuple[np.ndarray, ...]] = []

@@ -28,6 +28,7 @@ from gomove.data.harvest import (
     count_patterns,
     count_shards,
     count_sightings,
+    false_positives,
     harvest,
     shard_of,
     table_of,
@@ -304,6 +305,36 @@ def test_count_shards_equals_the_whole(tmp_path, n_shards):
     table = table_of(*found, c.t, cfg)
     for name in ("hashes", "radius", "count", "stones"):
         np.testing.assert_array_equal(getattr(table, name), getattr(whole, name))
+
+
+def test_false_positives_of_a_filter():
+    """false_positives: the share of bits set, and that share to the k."""
+    bits = np.zeros(1 << 21, np.uint64)
+    assert false_positives(bits, 4) == (0.0, 0.0)
+    bits[::2] = np.iinfo(np.uint64).max
+    assert false_positives(bits, 3) == (0.5, 0.125)
+
+
+def test_a_full_filter_is_reported_and_the_shards_size_theirs(tmp_path, caplog):
+    """A filter far too small: the whole count warns that it is full and counts many
+    patterns one too many; the shards' filters, sized by the sightings, keep every
+    pattern played twice or more with its count or one more, and overcount fewer."""
+    games = all_games() * 2
+    cfg = FeatureConfig(min_count=2, bloom_bits=64, harvest_max_patterns=40)
+    want = oracle_table(games, cfg)
+    with caplog.at_level("INFO", logger="gomove.data.harvest"):
+        whole = table_dict(harvest(games, cfg, progress=False))
+        full = [r for r in caplog.records if "full" in r.getMessage()]
+        assert [r.levelname for r in full] == ["WARNING"]
+        sharded = table_dict(harvest(games, cfg, progress=False, parts=tmp_path / "parts"))
+    assert any("shard 1/" in r.getMessage() for r in caplog.records)
+
+    def too_many(got: dict) -> int:
+        assert set(want) <= set(got)
+        assert all(want.get(k, 1) <= n <= want.get(k, 1) + 1 for k, n in got.items())
+        return sum(n != want.get(k) for k, n in got.items())
+
+    assert too_many(sharded) < too_many(whole)
 
 
 def test_count_patterns_cap_needs_parts():

@@ -24,9 +24,11 @@ Sharding: the exact counts take about 80 bytes a pattern and, on the large split
 with all sizes, tens of millions of patterns are seen twice (8 GB). With a
 ``parts`` folder the counts stop at cfg.harvest_max_patterns: the games are then
 only hashed (their parts saved), and the saved sightings counted again in shards
-by hash, one pass each, every shard with a fresh Bloom filter, its kept patterns
-cut and its dicts let go before the next. The table is the same but for the
-filter's false positives (fewer: each shard's filter sees a share of the patterns).
+by hash, one pass each, every shard with a fresh Bloom filter of SHARD_BLOOM_BITS a
+sighting (or bloom_bits if more), its kept patterns cut and its dicts let go before
+the next. The table is the same but for the filter's false positives: fewer, since
+the default filter of 2**27 bits fills up on the large split (the log says how full
+a filter ended, and warns past FULL_FILTER).
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ STONE_WORDS = 3  # 2 bits for each of the 72 points of radius 10
 # and the distinct patterns grow slower than the sightings, so each shard stays under it
 SHARD_MARGIN = 1.25
 SHARD_SHIFT = 32  # shards by the hash's high bits: the filter's and the dict's are its low
+# a shard's Bloom filter has at least this many bits a sighting of it: with 4 hashes, at
+# most 2.4% false positives at its end however many games (the sightings are known then)
+SHARD_BLOOM_BITS = 8
+FULL_FILTER = 0.05  # false positives at the filter's end past which the log warns
 
 
 @njit(cache=True)
@@ -279,7 +285,9 @@ def harvest(
             "harvest: more than %d patterns after %d of %d sightings: counting them in %d "
             "shards", cap, c.counted, c.sightings, n_shards,
         )  # fmt: skip
-        keys, count, rad_idx, states = count_shards(parts, c.chunks, c.t, cfg, n_shards, progress)
+        keys, count, rad_idx, states = count_shards(
+            parts, c.chunks, c.t, cfg, n_shards, progress, c.sightings
+        )
     else:
         log.info("harvest: %d patterns counted, of %d sightings", len(c.counts), c.sightings)
         keys, count, rad_idx = count_arrays(c.counts, cfg.min_count)
@@ -287,11 +295,34 @@ def harvest(
     return table_of(keys, count, rad_idx, states, c.t, cfg)
 
 
-def _bloom(cfg: FeatureConfig, bloom: bool = True) -> tuple[np.ndarray, int]:
-    """The Bloom filter's empty bits and its number of hashes (0: none, so that patterns
-    seen once, to be kept or summed elsewhere, are counted from their first sighting)."""
-    bits = np.zeros(max(cfg.bloom_bits // 64, 1), dtype=np.uint64)
+def _bloom(cfg: FeatureConfig, bloom: bool = True, least_bits: int = 0) -> tuple[np.ndarray, int]:
+    """The Bloom filter's empty bits (cfg.bloom_bits, or least_bits if more) and its number
+    of hashes (0: none, so that patterns seen once, to be kept or summed elsewhere, are
+    counted from their first sighting)."""
+    bits = np.zeros(max(max(cfg.bloom_bits, least_bits) // 64, 1), dtype=np.uint64)
     return bits, cfg.bloom_hashes if cfg.min_count >= 2 and bloom else 0
+
+
+def false_positives(bits: np.ndarray, k: int) -> tuple[float, float]:
+    """(the share of the filter's bits set, the chance that a pattern never seen passes
+    as seen: that share to the k): how far its counts can be one too many."""
+    ones = sum(int(np.unpackbits(bits[i : i + (1 << 20)].view(np.uint8)).sum())
+               for i in range(0, len(bits), 1 << 20))  # fmt: skip
+    share = ones / (64 * len(bits))
+    return share, share**k
+
+
+def _report_filter(bits: np.ndarray, k: int, what: str) -> None:
+    """Log how full the filter ended; warn when its false positives pass FULL_FILTER."""
+    if k == 0:
+        return
+    share, fp = false_positives(bits, k)
+    say = log.warning if fp > FULL_FILTER else log.info
+    say(
+        "harvest%s: the Bloom filter ended %.0f%% full: a pattern's first sighting passed "
+        "as its second %.1f%% of the time at the end (counted one too many; "
+        "features.bloom_bits=%d)", what, 100 * share, 100 * fp, 64 * len(bits),
+    )  # fmt: skip
 
 
 def _new_dicts() -> tuple[Dict, Dict]:
@@ -355,24 +386,35 @@ def count_patterns(
             pool.join()
     if reused:
         log.info("harvest: %d chunks of %d games reused from %s", reused, CHUNK_GAMES, parts)
+    if counts is not None:
+        _report_filter(bits, bloom_k, "")
     return Counted(counts, stones, t, sightings, counted, chunks)
 
 
 def count_shards(
-    parts: Path, chunks: int, t: Templates, cfg: FeatureConfig, n_shards: int, progress: bool
+    parts: Path,
+    chunks: int,
+    t: Templates,
+    cfg: FeatureConfig,
+    n_shards: int,
+    progress: bool,
+    sightings: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The kept patterns of the sightings saved in parts (chunks 0..chunks-1), counted one
     shard of hashes at a time: (hashes, counts, radius indices, configurations), shard
-    after shard (table_of orders them)."""
+    after shard (table_of orders them). sightings: of all shards, so that each filter
+    has SHARD_BLOOM_BITS a sighting of its shard."""
     found = []
+    least = SHARD_BLOOM_BITS * math.ceil(sightings / n_shards)
     for s in range(n_shards):
-        bits, bloom_k = _bloom(cfg)
+        bits, bloom_k = _bloom(cfg, least_bits=least)
         counts, stones = _new_dicts()
         bar = tqdm(range(chunks), desc=f"harvest shard {s + 1}/{n_shards}", disable=not progress)
         for i in bar:
             with np.load(part_path(parts, i)) as z:
                 hashes, states = z["hashes"], z["states"]
             count_sightings(hashes, states, t.ends, bits, bloom_k, counts, stones, n_shards, s)
+        _report_filter(bits, bloom_k, f" shard {s + 1}/{n_shards}")
         keys, count, rad_idx = count_arrays(counts, cfg.min_count)
         found.append((keys, count, rad_idx, stone_states(stones, t, keys, rad_idx)))
         del counts, stones  # before the next shard's

@@ -4,6 +4,7 @@ at 5,000 to 147,329 training games of the large split, resumable over several si
     nohup python scripts/learning_curve.py run --out runs/curve > runs/curve.log 2>&1 &
     python scripts/learning_curve.py table --out runs/curve            # markdown, so far
     python scripts/learning_curve.py plot --out runs/curve --png docs/img/learning_curve.png
+    python scripts/learning_curve.py keep --out runs/curve     # into docs/logs/learning_curve.json
 
 The rows and sizes are gomove/configs/experiment/learning_curve.yaml's. ``run`` trains
 every row at every size, the sizes in increasing order, each run in
@@ -23,6 +24,10 @@ the validation after every iteration or epoch), the data time (harvest and extra
 or opening the caches), the peak anonymous memory (the process's own, without the page cache of the
 mapped files), the harvest's shape count, and the machine's 1-minute load average at
 the run's start and end (2 on this 2-core machine is the run alone; more: shared).
+They add the rows kept in the repository (``--kept``, docs/logs/learning_curve.json), the
+runs of earlier sittings whose folders are gone (a sitting may start on a fresh
+machine), at the results table's precision; a finished run replaces the kept row of its
+model and size. ``keep`` writes them all back there.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from pathlib import Path
 
 import matplotlib
 
+from gomove.atomic import atomic_write_json
 from gomove.experiment.runs import finished, launch, load_experiment, read_metrics, row_folder
 
 matplotlib.use("Agg")  # files only, no display
@@ -44,6 +50,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]  # the runs start here: ../shared/data is beside it
 TRAIN_STATE = "train_state.pt"
+KEPT = ROOT / "docs" / "logs" / "learning_curve.json"  # the rows of runs gone (module doc)
 WALL = "wall.json"  # the last attempt's wall seconds and the 1-minute load at its start and end
 # a run resumed over several attempts: its metrics.json holds the cost of all of them
 # (attempts, first_data_seconds: gomove.train.resume's spent); a run trained before the
@@ -153,6 +160,24 @@ def collect(out: Path) -> list[dict]:
     return found
 
 
+def rows_of(out: Path, kept: Path) -> list[dict]:
+    """The kept rows and out's finished runs, a run in place of the kept row of its model
+    and size, in the experiment's order (sizes, then rows)."""
+    cfg = load_experiment("learning_curve")
+    found = (
+        {(r["row"], r["games"]): r for r in json.loads(kept.read_text())} if kept.exists() else {}
+    )
+    found |= {(r["row"], r["games"]): r for r in collect(out)}
+    order = {str(r.name): i for i, r in enumerate(cfg.rows)}
+    return sorted(found.values(), key=lambda r: (r["games"], order.get(r["row"], len(order))))
+
+
+def keep(args: argparse.Namespace) -> None:
+    rows = rows_of(Path(args.out).resolve(), Path(args.kept))
+    atomic_write_json(args.kept, rows)
+    print(f"kept {len(rows)} rows in {args.kept}")
+
+
 def _attempts_note(m: dict) -> str | None:
     """The note of a run that metrics.json says was resumed, else None."""
     n = int(m.get("attempts", 1))
@@ -164,7 +189,7 @@ def _attempts_note(m: dict) -> str | None:
 
 
 def table(args: argparse.Namespace) -> None:
-    rows = collect(Path(args.out).resolve())
+    rows = rows_of(Path(args.out).resolve(), Path(args.kept))
     print(
         "| model | games | positions | shapes | test top-1 | log-evidence | training "
         "| of it the algorithm | data | peak memory (anon) | load |"
@@ -188,9 +213,9 @@ def table(args: argparse.Namespace) -> None:
 
 
 def plot(args: argparse.Namespace) -> None:
-    rows = collect(Path(args.out).resolve())
+    rows = rows_of(Path(args.out).resolve(), Path(args.kept))
     if not rows:
-        sys.exit(f"no finished runs under {args.out}")
+        sys.exit(f"no finished runs under {args.out} and none kept in {args.kept}")
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     for name in dict.fromkeys(r["row"] for r in rows):
         pts = sorted((r for r in rows if r["row"] == name), key=lambda r: r["games"])
@@ -230,8 +255,12 @@ def main() -> None:
     f = sub.add_parser("plot", help="the finished runs as a figure")
     f.add_argument("--out", default="runs/curve")
     f.add_argument("--png", default="docs/img/learning_curve.png")
+    k = sub.add_parser("keep", help="the kept rows and the finished runs into --kept")
+    k.add_argument("--out", default="runs/curve")
+    for q in (t, f, k):
+        q.add_argument("--kept", default=str(KEPT), help="rows of runs gone (JSON)")
     args = p.parse_args()
-    {"run": run, "table": table, "plot": plot}[args.cmd](args)
+    {"run": run, "table": table, "plot": plot, "keep": keep}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -91,7 +91,7 @@ def test_table_takes_a_resumed_runs_figures_from_wall(tmp_path, capsys):
         (run / "metrics.json").write_text(json.dumps(metrics))
         np.savez(run / "positions.npz", rank=np.zeros(1))
         (run / lc.WALL).write_text(json.dumps(wall))
-    lc.table(argparse.Namespace(out=str(out), json=None))
+    lc.table(argparse.Namespace(out=str(out), json=None, kept=str(tmp_path / "none.json")))
     text = capsys.readouterr().out
     mm = next(line for line in text.splitlines() if line.startswith("| MM |"))
     fbt = next(line for line in text.splitlines() if line.startswith("| FBT k=10 * |"))
@@ -114,8 +114,44 @@ def test_table_reads_a_resumed_runs_cost_from_its_metrics(tmp_path, capsys):
     run.mkdir(parents=True)
     (run / "metrics.json").write_text(json.dumps(metrics))
     np.savez(run / "positions.npz", rank=np.zeros(1))
-    lc.table(argparse.Namespace(out=str(out), json=None))
+    lc.table(argparse.Namespace(out=str(out), json=None, kept=str(tmp_path / "none.json")))
     text = capsys.readouterr().out
     mm = next(line for line in text.splitlines() if line.startswith("| MM * |"))
     assert "| 15.0 min |" in mm and "| 4.0 min |" in mm and "| 2.0 GB |" in mm
     assert "MM at 5,000 games: resumed; training and peak memory over its 3 attempts" in text
+
+
+def test_kept_rows_and_finished_runs(tmp_path, capsys):
+    """The rows kept in the repository show beside the finished runs, a run in place of
+    the kept row of its model and size, in the experiment's order; keep writes them all
+    back; the repository's kept rows have every field the table prints."""
+    lc = load_script()
+    kept_rows = json.loads(lc.KEPT.read_text())
+    assert kept_rows and all(
+        {"row", "games", "positions", "shapes", "top1", "log_evidence", "train_s",
+         "algorithm_s", "data_s", "peak_anon_mb", "load", "note"} <= set(r) for r in kept_rows
+    )  # fmt: skip
+    old = {"row": "MM", "games": 5000, "positions": 10, "shapes": 1, "top1": 0.3,
+           "log_evidence": -2.7, "train_s": 60.0, "algorithm_s": 30.0, "data_s": 6.0,
+           "peak_anon_mb": 1024, "load": [1.0, 1.0], "note": None}  # fmt: skip
+    kept = tmp_path / "kept.json"
+    kept.write_text(json.dumps([old | {"games": 10000, "top1": 0.31}, old]))
+    out = tmp_path / "curve"
+    run = out / "5000" / lc.row_folder("FBT k=10")
+    run.mkdir(parents=True)
+    metrics = {"train_games": 5000, "train_positions": 10, "top1": 0.42, "log_evidence": -2.4,
+               "train_seconds": 60.0, "rank_data_seconds": [3.0], "peak_anon_mb": 512}  # fmt: skip
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    np.savez(run / "positions.npz", rank=np.zeros(1))
+    got = lc.rows_of(out, kept)
+    assert [(r["row"], r["games"], r["top1"]) for r in got] == [
+        ("MM", 5000, 0.3),
+        ("FBT k=10", 5000, 0.42),
+        ("MM", 10000, 0.31),
+    ]
+    lc.keep(argparse.Namespace(out=str(out), kept=str(kept)))
+    assert json.loads(kept.read_text()) == got
+    (run / "metrics.json").write_text(json.dumps(metrics | {"top1": 0.43}))  # rerun
+    assert lc.rows_of(out, kept)[1]["top1"] == 0.43
+    lc.table(argparse.Namespace(out=str(out), json=None, kept=str(kept)))
+    assert "| MM | 10,000 | 10 | 1 | 31.00% |" in capsys.readouterr().out

@@ -337,6 +337,14 @@ def test_a_full_filter_is_reported_and_the_shards_size_theirs(tmp_path, caplog):
     assert too_many(sharded) < too_many(whole)
 
 
+def test_a_tiny_cap_is_refused():
+    """features.harvest_max_patterns below 1,000: a clear error from validate (each shard
+    reads every saved sighting again, so a tiny cap would mean thousands of passes)."""
+    with pytest.raises(ValueError, match="harvest_max_patterns"):
+        FeatureConfig(harvest_max_patterns=10).validate()
+    FeatureConfig(harvest_max_patterns=1000).validate()
+
+
 def test_count_patterns_cap_needs_parts():
     """A cap without a folder for the sightings to count again: a clear error."""
     with pytest.raises(ValueError, match="parts folder"):

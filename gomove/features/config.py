@@ -97,6 +97,11 @@ class FeatureConfig:
             )
         if self.min_count < 1:
             raise ValueError("min_count must be >= 1")
+        if self.harvest_max_patterns < 1000:
+            # each shard reads every saved sighting again: a tiny cap means thousands
+            raise ValueError(
+                f"harvest_max_patterns must be >= 1000, not {self.harvest_max_patterns}"
+            )
         if self.light and (self.tactical or self.shapes):
             raise ValueError(
                 "light features replace the tactical groups and shapes: "

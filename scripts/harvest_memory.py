@@ -9,7 +9,7 @@ The games are those of ``data.train`` (overrides after the options; default the 
 split with all sizes at min_count 3); ``--parts`` keeps the hashed sightings, so a second
 run on the same games reads them instead of replaying the games. Prints one JSON line:
 the patterns kept, the wall seconds, the peak of the process's own memory sampled
-(RssAnon) and the kernel's high-water mark (VmHWM, which also sees the dicts' growth
+(RssAnon) and the kernel's high-water mark (VmHWM, ru_maxrss: which also sees the dicts' growth
 inside one compiled call); ``--save`` writes the table's hashes, radii and counts.
 """
 
@@ -28,22 +28,11 @@ from gomove.data.dataset import default_workers, harvest_source
 from gomove.data.harvest import harvest
 from gomove.data.sources import paths, read_config
 from gomove.features.config import FeatureConfig
-from gomove.memory import AnonPeak
+from gomove.memory import AnonPeak, peak_rss_mb
 from gomove.reading.games import ReadStats, iter_games
 from gomove.train.trainers import compose_config
 
 DEFAULT = ["data=tygem_large", "features.shapes=all", "features.min_count=3"]
-
-
-def high_water_mb() -> float | None:
-    """The process's peak resident memory (VmHWM) in MiB; None off Linux."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
 
 
 def main() -> None:
@@ -71,7 +60,7 @@ def main() -> None:
     print(json.dumps({
         "cap": feat.harvest_max_patterns, "games": args.games, "patterns": len(table),
         "seconds": round(time.perf_counter() - t0, 1), "peak_anon_mb": peak.peak_mb,
-        "vm_hwm_mb": high_water_mb(),
+        "vm_hwm_mb": peak_rss_mb(),
     }))  # fmt: skip
     if args.save:
         np.savez(args.save, hashes=table.hashes, radius=table.radius, count=table.count)

@@ -404,6 +404,8 @@ def count_shards(
     shard of hashes at a time: (hashes, counts, radius indices, configurations), shard
     after shard (table_of orders them). sightings: of all shards, so that each filter
     has SHARD_BLOOM_BITS a sighting of its shard."""
+    if n_shards < 1:
+        raise ValueError(f"count_shards needs at least one shard, not {n_shards}")
     found = []
     least = SHARD_BLOOM_BITS * math.ceil(sightings / n_shards)
     for s in range(n_shards):
@@ -418,8 +420,6 @@ def count_shards(
         keys, count, rad_idx = count_arrays(counts, cfg.min_count)
         found.append((keys, count, rad_idx, stone_states(stones, t, keys, rad_idx)))
         del counts, stones  # before the next shard's
-    if not found:
-        raise ValueError("count_shards needs at least one shard")
     return tuple(np.concatenate(a) for a in zip(*found, strict=True))  # type: ignore[return-value]
 
 
